@@ -1,0 +1,5 @@
+# -DPOCKET_SANITIZE=ON: ASan + UBSan on everything built after this point.
+if(POCKET_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
