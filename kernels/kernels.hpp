@@ -1,0 +1,63 @@
+#pragma once
+// The kernels' interface: the only header the rest of pocket includes from kernels/.
+//
+// One table row per ggml type (TypeKernels) gives its row conversions and, for the ISA
+// chosen once at start-up, its dot product and GEMM. Callers fetch the row once, outside
+// their loops, and call through the pointers: no switch on type or ISA in a hot loop.
+//
+// Determinism contract (pocket promises the same logits whatever -t or -b):
+//  - vec_dot's reduction order is fixed for a given ISA and n;
+//  - gemm produces, for every (weight row, activation row) pair, exactly the bits that
+//    vec_dot produces for that pair on the same ISA. So a prompt evaluated in one batch or
+//    token by token gives bitwise identical results.
+#include "pocket/ggml_type.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace pocket::kernels {
+
+enum class Isa { scalar, avx2, avx512, neon };
+
+// The ISA in use: the best the CPU supports, or POCKET_ISA=scalar|avx2|avx512|neon when set
+// (an override the CPU cannot run is refused: it falls back to the best supported, with a
+// warning on stderr). Decided once, on first use.
+Isa active_isa();
+const char* isa_name(Isa isa);
+bool isa_supported(Isa isa);  // can this CPU run it, and was it compiled in
+// Makes `isa` the active one (tests only; must be supported). Returns the previous one.
+Isa set_active_isa(Isa isa);
+
+// f32 row -> weight row, reference quantization. `imatrix` (n per-column importance weights)
+// is optional; K-quants use it to weight the rounding error.
+using QuantizeRowFn = void (*)(const float* src, void* dst, int64_t n, const float* imatrix);
+// weight row -> f32, exactly as ggml dequantizes (bit-exact).
+using DequantizeRowFn = void (*)(const void* src, float* dst, int64_t n);
+// Dot of a weight row x (this type) with an activation row y (of vec_dot_type), n elements.
+using VecDotFn = void (*)(int64_t n, float* out, const void* x, const void* y);
+// C[j * c_stride + i] = dot(W row i, A row j) for i < rows, j < m. Strides in bytes for W
+// and A, in floats for C. Bitwise equal to vec_dot per element (see the contract above).
+using GemmFn = void (*)(int64_t n, const void* w, size_t w_stride, int64_t rows,
+                        const void* a, size_t a_stride, int64_t m, float* c, size_t c_stride);
+
+struct TypeKernels {
+    GgmlType type;
+    GgmlType vec_dot_type;         // the activation type this type's dot pairs with (as in ggml)
+    QuantizeRowFn quantize_row;    // null: this type cannot be produced
+    DequantizeRowFn dequantize_row;
+    VecDotFn vec_dot;              // for the active ISA; null: no dot product for this type
+    GemmFn gemm;                   // for the active ISA; never null when vec_dot is set
+};
+
+// The row for a type, for the active ISA; null when pocket has no kernels for it.
+const TypeKernels* type_kernels(GgmlType type);
+
+// Activation conversion: f32 row -> vec_dot_type row (Q8_0, Q8_1, Q8_K, F16, BF16 or F32).
+void convert_activation_row(GgmlType act_type, const float* src, void* dst, int64_t n);
+
+// Convenience for callers outside hot loops; throw pocket::Error on an unsupported type.
+void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
+void quantize_rows(GgmlType type, const float* src, void* dst, int64_t nrows, int64_t n_per_row,
+                   const float* imatrix = nullptr);
+
+}  // namespace pocket::kernels
