@@ -1,0 +1,42 @@
+// `gguf`: inspect GGUF files. Argument parsing only; the commands live in info.cpp and hash.cpp.
+#include "gguf_commands.hpp"
+#include "pocket/error.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+    CLI::App app{"gguf: inspect GGUF model files"};
+    app.require_subcommand(1);
+
+    std::string info_path;
+    pocket::tools::InfoOptions info_options;
+    bool no_mmap = false;
+    auto* info = app.add_subcommand("info", "print the header, metadata and tensor table");
+    info->add_option("file", info_path, "GGUF file")->required();
+    info->add_flag("--json", info_options.json, "machine-readable output (the schema of shared/gguf/*.dump.json)");
+    info->add_option("--preview", info_options.array_preview, "array elements shown in text mode")->capture_default_str();
+    info->add_flag("--no-mmap", no_mmap, "read the file into memory instead of mapping it");
+
+    std::string hash_path;
+    auto* hash = app.add_subcommand("hash", "xxh64 of each tensor's data, in llama-gguf-hash --xxh64 format");
+    hash->add_option("file", hash_path, "GGUF file")->required();
+    bool xxh64 = true;
+    hash->add_flag("--xxh64", xxh64, "accepted for llama-gguf-hash compatibility (the only hash)");
+
+    CLI11_PARSE(app, argc, argv);
+    try {
+        pocket::GgufOpenOptions open_options;
+        open_options.use_mmap = !no_mmap;
+        if (*info) {
+            pocket::tools::gguf_info(pocket::GgufFile::open(info_path, open_options), info_options, std::cout);
+        } else if (*hash) {
+            pocket::tools::gguf_hash(pocket::GgufFile::open(hash_path), hash_path, std::cout);
+        }
+    } catch (const pocket::Error& e) {
+        std::cerr << "gguf: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}
