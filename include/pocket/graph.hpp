@@ -118,7 +118,7 @@ public:
     Tensor* rope_shift(Tensor* k, Tensor* delta, const RopeParams& p, Tensor* freq_factors = nullptr);
 
     // ---- layout and type ----------------------------------------------------------------------
-    Tensor* cont(Tensor* a);                       // contiguous f32 copy of any-stride a
+    Tensor* cont(Tensor* a);                       // contiguous copy (same type, f32 or f16) of any-stride a
     // Writes src (f32/f16) into dst (f32, f16 or q8_0; same element count, any shape; usually a
     // view of a persistent tensor) converting the type. Returns an alias of dst that orders
     // later readers after the write.
