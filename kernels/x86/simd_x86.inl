@@ -120,26 +120,22 @@ struct IQ4_NLK {
     }
 };
 
-template <class K>
-inline __m256i block_dot(const typename K::W& w, const typename K::A& a) {
-    const __m256i q = K::levels(w);
-    if constexpr (K::kSigned) return dot_s8(q, load32(a.qs));
-    else return dot_u8(q, load32(a.qs));
-}
 
-// Eight fp16 values spaced `stride` bytes apart (lanes past `count` are 0) as floats.
+// Eight fp16 values spaced `stride` bytes apart (lanes past `count` are 0) as floats. One
+// dword gather: each fp16 sits in the low half of its dword (the high half is the next
+// field of the same block, so nothing past the block is read).
 inline __m256 gather_halves(const uint8_t* p, size_t stride, int count) {
-    alignas(16) uint16_t h[8] = {};
-    for (int k = 0; k < count; ++k) std::memcpy(&h[k], p + stride * static_cast<size_t>(k), 2);
-    return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
-}
-
-// Transposing reduction: lane k of the result is the full sum of v[k].
-inline __m256i reduce8(const __m256i* v) {
-    const __m256i h01 = _mm256_hadd_epi32(v[0], v[1]), h23 = _mm256_hadd_epi32(v[2], v[3]);
-    const __m256i h45 = _mm256_hadd_epi32(v[4], v[5]), h67 = _mm256_hadd_epi32(v[6], v[7]);
-    const __m256i lo = _mm256_hadd_epi32(h01, h23), hi = _mm256_hadd_epi32(h45, h67);
-    return _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31));
+    const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(stride)));
+    __m256i g;
+    if (count == 8) {
+        g = _mm256_i32gather_epi32(reinterpret_cast<const int*>(p), idx, 1);
+    } else {
+        const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        g = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), reinterpret_cast<const int*>(p), idx, mask, 1);
+    }
+    g = _mm256_and_si256(g, _mm256_set1_epi32(0xFFFF));
+    const __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(g), _mm256_extracti128_si256(g, 1));
+    return _mm256_cvtph_ps(packed);
 }
 
 // Fold 8 float lanes in halves (4, 2, 1), the scalar fold_lanes<8> order.
@@ -150,8 +146,25 @@ inline float fold8(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
+// Integer dots of blocks k and k+1 of one (weight row, activation row) pair, reduced by
+// one hadd: lanes hold partial sums of both blocks.
+template <class K>
+inline __m256i pair_dot(const __m256i* q, const typename K::A* y, int k) {
+    __m256i v0, v1;
+    if constexpr (K::kSigned) {
+        v0 = dot_s8(q[0], load32(y[k].qs));
+        v1 = dot_s8(q[1], load32(y[k + 1].qs));
+    } else {
+        v0 = dot_u8(q[0], load32(y[k].qs));
+        v1 = dot_u8(q[1], load32(y[k + 1].qs));
+    }
+    return _mm256_hadd_epi32(v0, v1);
+}
+
 // R weight rows x C activation rows of a 32-block type. Groups of 8 blocks: each block's
-// integer dot goes to lane (block % 8), then one fused multiply-add per group per output.
+// integer dot goes to lane (block % 8) (a transposing hadd tree), then one fused
+// multiply-add per group per output. A short last group is zero-padded: its empty lanes
+// add 0 * 0, which leaves the accumulators' bits unchanged.
 template <class K, int R, int C>
 void q32_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* c, size_t cs) {
     using W = typename K::W;
@@ -160,40 +173,54 @@ void q32_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t a
     __m256 acc[R][C];
     for (int r = 0; r < R; ++r)
         for (int j = 0; j < C; ++j) acc[r][j] = _mm256_setzero_ps();
+    alignas(32) W wpad[R][8];
+    alignas(32) A apad[C][8];
     for (int64_t g = 0; g < nb; g += 8) {
         const int count = static_cast<int>(nb - g < 8 ? nb - g : 8);
-        __m256i part[R][C][8];
-        for (int k = 0; k < 8; ++k) {
-            if (k < count) {
-                for (int r = 0; r < R; ++r) {
-                    const W& wb = reinterpret_cast<const W*>(w + ws * r)[g + k];
-                    const __m256i q = K::levels(wb);
-                    for (int j = 0; j < C; ++j) {
-                        const __m256i y = load32(reinterpret_cast<const A*>(a + as * j)[g + k].qs);
-                        if constexpr (K::kSigned) part[r][j][k] = dot_s8(q, y);
-                        else part[r][j][k] = dot_u8(q, y);
-                    }
-                }
-            } else {
-                for (int r = 0; r < R; ++r)
-                    for (int j = 0; j < C; ++j) part[r][j][k] = _mm256_setzero_si256();
+        const W* wr[R];
+        const A* ar[C];
+        for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const W*>(w + ws * r) + g;
+        for (int j = 0; j < C; ++j) ar[j] = reinterpret_cast<const A*>(a + as * j) + g;
+        if (count < 8) {  // copy the short group into zeroed blocks: one code path below
+            for (int r = 0; r < R; ++r) {
+                std::memset(wpad[r], 0, sizeof wpad[r]);
+                std::memcpy(wpad[r], wr[r], sizeof(W) * static_cast<size_t>(count));
+                wr[r] = wpad[r];
             }
+            for (int j = 0; j < C; ++j) {
+                std::memset(apad[j], 0, sizeof apad[j]);
+                std::memcpy(apad[j], ar[j], sizeof(A) * static_cast<size_t>(count));
+                ar[j] = apad[j];
+            }
+        }
+        __m256i h[R][C][4];
+        for (int p = 0; p < 4; ++p) {
+            __m256i q[R][2];
+            for (int r = 0; r < R; ++r) {
+                q[r][0] = K::levels(wr[r][2 * p]);
+                q[r][1] = K::levels(wr[r][2 * p + 1]);
+            }
+            for (int r = 0; r < R; ++r)
+                for (int j = 0; j < C; ++j) h[r][j][p] = pair_dot<K>(q[r], ar[j], 2 * p);
         }
         __m256 dx[R], dy[C], mx[R], sy[C];
         for (int r = 0; r < R; ++r) {
-            const auto* wb = reinterpret_cast<const uint8_t*>(reinterpret_cast<const W*>(w + ws * r) + g);
+            const auto* wb = reinterpret_cast<const uint8_t*>(wr[r]);
             dx[r] = gather_halves(wb + offsetof(W, d), sizeof(W), count);
             if constexpr (K::kOffset) mx[r] = gather_halves(wb + offsetof(W, m), sizeof(W), count);
         }
         for (int j = 0; j < C; ++j) {
-            const auto* ab = reinterpret_cast<const uint8_t*>(reinterpret_cast<const A*>(a + as * j) + g);
+            const auto* ab = reinterpret_cast<const uint8_t*>(ar[j]);
             dy[j] = gather_halves(ab + offsetof(A, d), sizeof(A), count);
             if constexpr (K::kOffset) sy[j] = gather_halves(ab + offsetof(A, s), sizeof(A), count);
         }
         for (int r = 0; r < R; ++r)
             for (int j = 0; j < C; ++j) {
-                const __m256 sumi = _mm256_cvtepi32_ps(reduce8(part[r][j]));
-                acc[r][j] = _mm256_fmadd_ps(_mm256_mul_ps(dx[r], dy[j]), sumi, acc[r][j]);
+                const __m256i lo = _mm256_hadd_epi32(h[r][j][0], h[r][j][1]);
+                const __m256i hi = _mm256_hadd_epi32(h[r][j][2], h[r][j][3]);
+                const __m256i sums = _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20),
+                                                      _mm256_permute2x128_si256(lo, hi, 0x31));
+                acc[r][j] = _mm256_fmadd_ps(_mm256_mul_ps(dx[r], dy[j]), _mm256_cvtepi32_ps(sums), acc[r][j]);
                 if constexpr (K::kOffset) acc[r][j] = _mm256_fmadd_ps(mx[r], sy[j], acc[r][j]);
             }
     }
