@@ -131,7 +131,8 @@ TEST(Dispatch, SimdTablesReplaceTheScalarKernelsTheyShould) {
     const GgmlType x86_simd[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1,
                                  GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::IQ4_NL, GgmlType::Q4_K,
                                  GgmlType::Q5_K, GgmlType::Q6_K};
-    const GgmlType neon_simd[] = {GgmlType::F32, GgmlType::F16, GgmlType::Q4_0, GgmlType::Q8_0};
+    const GgmlType neon_simd[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::Q4_0, GgmlType::Q8_0,
+                                  GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
     for (Isa isa : {Isa::avx2, Isa::avx512, Isa::neon}) {
         if (!isa_supported(isa)) continue;
         set_active_isa(isa);
