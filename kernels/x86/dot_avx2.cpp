@@ -1,5 +1,4 @@
-// AVX2 + FMA + F16C kernels (Haswell and later, Zen). Types not set in simd_x86.inl keep
-// the scalar reference: Q2_K, Q3_K, IQ4_XS.
+// AVX2 + FMA + F16C kernels (Haswell and later, Zen), for every type with a dot product.
 #define POCKET_X86_VNNI 0
 #define POCKET_X86_ZMM 0
 #include "kernels/float16.hpp"

@@ -1,6 +1,5 @@
 // AVX-512 (F, BW, VL, DQ) + VNNI kernels: 512-bit float lanes, vpdpbusd for the 32-block
-// integer dots, and 32 vector registers for the tiles. Q2_K, Q3_K, IQ4_XS keep the scalar
-// reference.
+// integer dots, and 32 vector registers for the tiles; every type with a dot product.
 // GCC 12's own avx512fintrin.h self-initialises "undefined" vectors (__Y = __Y), which
 // -Wuninitialized reports at every inlined use; the code is fine, so silence it here only.
 #pragma GCC diagnostic ignored "-Wuninitialized"

@@ -411,6 +411,97 @@ struct K6 {
     }
 };
 
+// Two 16-element groups' scales as int16 lanes: 8 of `a` (low 128 bits), 8 of `b`.
+inline __m256i scale_pair(int a, int b) {
+    return _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(b)), _mm_set1_epi16(static_cast<int16_t>(a)));
+}
+
+// Q2_K and Q3_K share a layout: for half h (128 elements) and shift s, the 32 levels
+// (qs[32h..] >> s) & 3 are groups 8h+s and 8h+s+1, i.e. elements 128h+16s .. +31.
+struct K2 {
+    using W = block_q2_K;
+    struct Prep {
+        __m256i q[8];      // levels 0..3, element order
+        __m256i scale[8];  // low nibbles of the scales, as int16 pairs
+        int32_t mins[16];
+    };
+    static void prep(const W& b, Prep& p) {
+        for (int h = 0; h < 2; ++h) {
+            const __m256i q = load32(b.qs + 32 * h);
+            for (int s = 0; s < 4; ++s) {
+                p.q[4 * h + s] = _mm256_and_si256(_mm256_srli_epi16(q, 2 * s), _mm256_set1_epi8(3));
+                const int j = 8 * h + 2 * s;
+                p.scale[4 * h + s] = scale_pair(b.scales[j] & 0xF, b.scales[j + 1] & 0xF);
+            }
+        }
+        for (int j = 0; j < 16; ++j) p.mins[j] = b.scales[j] >> 4;
+    }
+    static void dot(const Prep& p, const W& b, const block_q8_K& y, float& acc) {
+        __m256i s = _mm256_setzero_si256();
+        for (int k = 0; k < 8; ++k)
+            s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_maddubs_epi16(p.q[k], load32(y.qs + 32 * k)), p.scale[k]));
+        int32_t summ = 0;
+        for (int j = 0; j < 16; ++j) summ += p.mins[j] * y.bsums[j];
+        kquant_step(acc, y.d * fp16_to_f32(b.d), hsum_i32(s), y.d * fp16_to_f32(b.dmin), summ);
+    }
+};
+
+struct K3 {
+    using W = block_q3_K;
+    struct Prep {
+        __m256i q[8];  // level + 4, i.e. 0..7, element order
+        __m256i scale[8];
+    };
+    static void prep(const W& b, Prep& p) {
+        const __m256i hm = load32(b.hmask);
+        for (int h = 0; h < 2; ++h) {
+            const __m256i q = load32(b.qs + 32 * h);
+            for (int s = 0; s < 4; ++s) {
+                const __m256i low = _mm256_and_si256(_mm256_srli_epi16(q, 2 * s), _mm256_set1_epi8(3));
+                // hmask bit 4h+s of byte k: set means the level has no -4
+                const __m256i hbit = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + s), _mm256_set1_epi8(1));
+                p.q[4 * h + s] = _mm256_or_si256(low, _mm256_slli_epi16(hbit, 2));
+                const int j = 8 * h + 2 * s;
+                p.scale[4 * h + s] = scale_pair(q3k_scale(j, b.scales), q3k_scale(j + 1, b.scales));
+            }
+        }
+    }
+    static void dot(const Prep& p, const W& b, const block_q8_K& y, float& acc) {
+        __m256i s = _mm256_setzero_si256();
+        const __m256i four = _mm256_set1_epi8(4);
+        for (int k = 0; k < 8; ++k) {
+            const __m256i yv = load32(y.qs + 32 * k);
+            const __m256i prod = _mm256_sub_epi16(_mm256_maddubs_epi16(p.q[k], yv), _mm256_maddubs_epi16(four, yv));
+            s = _mm256_add_epi32(s, _mm256_madd_epi16(prod, p.scale[k]));
+        }
+        kquant_step(acc, y.d * fp16_to_f32(b.d), hsum_i32(s), 0.0f, 0);
+    }
+};
+
+struct KXS {
+    using W = block_iq4_xs;
+    struct Prep {
+        __m256i absq[8], q[8];  // |level| and level, per 32-element sub-block
+        __m256i scale[8];
+    };
+    static void prep(const W& b, Prep& p) {
+        const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nlValues)));
+        for (int ib = 0; ib < 8; ++ib) {
+            p.q[ib] = _mm256_shuffle_epi8(table, unpack_nibbles(b.qs + 16 * ib));
+            p.absq[ib] = _mm256_sign_epi8(p.q[ib], p.q[ib]);
+            p.scale[ib] = _mm256_set1_epi16(static_cast<int16_t>(iq4xs_scale(ib, b)));
+        }
+    }
+    static void dot(const Prep& p, const W& b, const block_q8_K& y, float& acc) {
+        __m256i s = _mm256_setzero_si256();
+        for (int ib = 0; ib < 8; ++ib) {
+            const __m256i sy = _mm256_sign_epi8(load32(y.qs + 32 * ib), p.q[ib]);
+            s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_maddubs_epi16(p.absq[ib], sy), p.scale[ib]));
+        }
+        kquant_step(acc, y.d * fp16_to_f32(b.d), hsum_i32(s), 0.0f, 0);
+    }
+};
+
 template <class K, int R, int C>
 void kquant_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* c, size_t cs) {
     using W = typename K::W;
@@ -513,6 +604,9 @@ void fill_x86(IsaTable& t) {
     t[GgmlType::Q4_K] = entry<KQ<K45<false>>::T, 1, 4>();
     t[GgmlType::Q5_K] = entry<KQ<K45<true>>::T, 1, 4>();
     t[GgmlType::Q6_K] = entry<KQ<K6>::T, 1, 4>();
+    t[GgmlType::Q2_K] = entry<KQ<K2>::T, 1, 4>();
+    t[GgmlType::Q3_K] = entry<KQ<K3>::T, 1, 4>();
+    t[GgmlType::IQ4_XS] = entry<KQ<KXS>::T, 1, 4>();
 }
 
 }  // namespace
