@@ -239,7 +239,6 @@ void set_strip_attrs(Vocab::Data& d) {
 
 Vocab Vocab::from_gguf(const GgufFile& file) {
     auto d = std::make_unique<Data>();
-    d->path = file.path();
     d->name = file.find_as<std::string>("general.name").value_or("");
     d->architecture = file.find_as<std::string>("general.architecture").value_or("");
     d->model = file.get<std::string>("tokenizer.ggml.model");
