@@ -16,7 +16,7 @@ public:
     void encode(std::string_view text, std::vector<TokenId>& out) const;
 
 private:
-    void encode_word(const std::string& word, std::vector<TokenId>& out) const;
+    void encode_word(std::string_view word, std::vector<TokenId>& out) const;
     const Vocab& vocab_;
     PreTokenizer pre_tokenizer_;
 };

@@ -1,6 +1,7 @@
 #include "text/detokenizer.hpp"
 
 #include "text/byte_encoding.hpp"
+#include "text/space_escape.hpp"
 #include "text/utf8.hpp"
 
 #include <fmt/format.h>
@@ -8,22 +9,6 @@
 namespace pocket {
 
 namespace {
-
-constexpr std::string_view kEscapedSpace = "\xE2\x96\x81";  // U+2581, SentencePiece's space
-
-std::string unescape_spaces(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (size_t i = 0; i < text.size();) {
-        if (text.substr(i, kEscapedSpace.size()) == kEscapedSpace) {
-            out += ' ';
-            i += kEscapedSpace.size();
-        } else {
-            out += text[i++];
-        }
-    }
-    return out;
-}
 
 // A BPE token's text is in GPT-2's byte alphabet; a code point outside it is kept visible.
 std::string decode_byte_level(std::string_view text) {

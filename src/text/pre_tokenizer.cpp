@@ -1,16 +1,21 @@
 #include "text/pre_tokenizer.hpp"
 
 #include "pocket/error.hpp"
+#include "text/regex_stand_in.hpp"
 #include "text/utf8.hpp"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+
+#include <algorithm>
+#include <optional>
 
 namespace pocket {
 
 struct PreTokenizer::Pattern {
     pcre2_code* code = nullptr;
     std::string source;
+    bool uses_properties = false;  // \p{..}: matched against stand-ins for newer characters
     ~Pattern() { pcre2_code_free(code); }
 };
 
@@ -31,6 +36,7 @@ PreTokenizer::PreTokenizer(const std::vector<std::string>& patterns) {
         auto p = std::make_unique<Pattern>();
         p->code = code;
         p->source = source;
+        p->uses_properties = source.find("\\p{") != std::string::npos;
         patterns_.push_back(std::move(p));
     }
 }
@@ -41,11 +47,24 @@ PreTokenizer::~PreTokenizer() = default;
 
 namespace {
 
-// A code point PCRE2 accepts in UTF mode. llama.cpp's decoder lets surrogates and values past
-// U+10FFFF through; they have no category there either, so U+FFFF (unassigned) stands in.
-uint32_t regex_safe(uint32_t cpt) {
-    return (cpt >= 0xD800 && cpt <= 0xDFFF) || cpt > 0x10FFFF ? 0xFFFF : cpt;
-}
+// The text as one regex sees it, and where each code point starts in it (with one entry past
+// the end), so that match offsets map back to code points.
+struct Subject {
+    std::string bytes;
+    std::vector<size_t> byte_at;
+
+    Subject(const std::vector<uint32_t>& cpts, uint32_t (*stand_in)(uint32_t)) {
+        byte_at.reserve(cpts.size() + 1);
+        for (uint32_t cpt : cpts) {
+            byte_at.push_back(bytes.size());
+            utf8::append(bytes, stand_in(cpt));
+        }
+        byte_at.push_back(bytes.size());
+    }
+    size_t cpt_index(size_t byte) const {
+        return static_cast<size_t>(std::lower_bound(byte_at.begin(), byte_at.end(), byte) - byte_at.begin());
+    }
+};
 
 struct MatchData {
     pcre2_match_data* data;
@@ -58,31 +77,24 @@ struct MatchData {
 std::vector<std::string> PreTokenizer::split(std::string_view text) const {
     const std::vector<uint32_t> cpts = utf8::decode(text);
 
-    // The regex subject, and where each code point starts in it (one past the end at the back).
-    std::string subject;
-    std::vector<size_t> byte_at;
-    subject.reserve(text.size());
-    byte_at.reserve(cpts.size() + 1);
-    for (uint32_t cpt : cpts) {
-        byte_at.push_back(subject.size());
-        utf8::append(subject, regex_safe(cpt));
-    }
-    byte_at.push_back(subject.size());
-    auto cpt_index = [&](size_t byte) {
-        return static_cast<size_t>(std::lower_bound(byte_at.begin(), byte_at.end(), byte) - byte_at.begin());
-    };
+    std::optional<Subject> with_stand_ins, literal;  // built when a pattern first needs one
 
     // Pieces as [begin, end) code point ranges.
     std::vector<std::pair<size_t, size_t>> pieces;
     if (!cpts.empty()) pieces.emplace_back(0, cpts.size());
 
     for (const auto& pattern : patterns_) {
+        std::optional<Subject>& slot = pattern->uses_properties ? with_stand_ins : literal;
+        if (!slot) slot.emplace(cpts, pattern->uses_properties ? regex_stand_in : regex_literal_stand_in);
+        const Subject& subject = *slot;
+        const auto& byte_at = subject.byte_at;
+        auto cpt_index = [&](size_t byte) { return subject.cpt_index(byte); };
         MatchData match(pattern->code);
         std::vector<std::pair<size_t, size_t>> next;
         next.reserve(pieces.size());
         for (auto [begin, end] : pieces) {
             // The piece alone is the subject, so that lookaheads and "$" stop at its end.
-            const auto* base = reinterpret_cast<PCRE2_SPTR>(subject.data() + byte_at[begin]);
+            const auto* base = reinterpret_cast<PCRE2_SPTR>(subject.bytes.data() + byte_at[begin]);
             const size_t length = byte_at[end] - byte_at[begin];
             size_t pos = 0;   // bytes into the piece
             size_t done = 0;  // bytes of the piece already handed on

@@ -1,11 +1,10 @@
 #include "text/spm_tokenizer.hpp"
 
 #include "pocket/error.hpp"
-#include "text/utf8.hpp"
+#include "text/pair_merger.hpp"
+#include "text/space_escape.hpp"
 
 #include <fmt/format.h>
-
-#include <queue>
 
 namespace pocket {
 
@@ -24,70 +23,28 @@ TokenId SpmTokenizer::byte_token(unsigned char byte) const {
     return id;
 }
 
-namespace {
+void SpmTokenizer::encode(std::string_view text, bool prefix_space, std::vector<TokenId>& out) const {
+    std::string escaped;
+    escaped.reserve(text.size() + 3);
+    if (prefix_space) escaped.append(kSpaceMarker);
+    append_escaped_spaces(escaped, text);
 
-struct Symbol {
-    size_t begin = 0;
-    size_t length = 0;  // 0 once merged into its left neighbour
-    int prev = -1;
-    int next = -1;
-};
-
-struct Candidate {
-    int left = 0;
-    int right = 0;
-    float score = 0.0f;
-    size_t length = 0;
-    // Highest score first; among equal scores the leftmost pair.
-    bool operator<(const Candidate& o) const { return score < o.score || (score == o.score && left > o.left); }
-};
-
-}  // namespace
-
-void SpmTokenizer::encode(std::string_view text, std::vector<TokenId>& out) const {
-    std::vector<Symbol> symbols;
-    for (size_t offset = 0; offset < text.size();) {
-        const size_t n = std::min(utf8::sequence_length(static_cast<unsigned char>(text[offset])), text.size() - offset);
-        const int index = static_cast<int>(symbols.size());
-        symbols.push_back({offset, n, index - 1, offset + n == text.size() ? -1 : index + 1});
-        offset += n;
-    }
-
-    std::priority_queue<Candidate> queue;
-    auto try_pair = [&](int left, int right) {
-        if (left < 0 || right < 0) return;
-        const size_t length = symbols[left].length + symbols[right].length;
-        const TokenId id = vocab_.find(text.substr(symbols[left].begin, length));
-        if (id == kNoToken) return;
-        queue.push({left, right, vocab_.token(id).score, length});
+    // Pieces are adjacent views into `escaped`, so a pair's text is one contiguous view.
+    auto rank = [&](std::string_view left, std::string_view right) -> std::optional<float> {
+        const TokenId id = vocab_.find(std::string_view(left.data(), left.size() + right.size()));
+        if (id == kNoToken) return std::nullopt;
+        return -vocab_.token(id).score;  // the highest score merges first
     };
-    for (int i = 1; i < static_cast<int>(symbols.size()); ++i) try_pair(i - 1, i);
-
-    while (!queue.empty()) {
-        const Candidate c = queue.top();
-        queue.pop();
-        Symbol& left = symbols[c.left];
-        Symbol& right = symbols[c.right];
-        // Stale: one side was merged since (symbols only grow, so the length tells).
-        if (left.length == 0 || right.length == 0 || left.length + right.length != c.length) continue;
-        left.length += right.length;
-        right.length = 0;
-        left.next = right.next;
-        if (right.next >= 0) symbols[right.next].prev = c.left;
-        try_pair(left.prev, c.left);
-        try_pair(c.left, left.next);
-    }
-
-    // Every merged symbol is a token by construction; single characters may not be.
-    for (int i = symbols.empty() ? -1 : 0; i != -1; i = symbols[i].next) {
-        const std::string_view piece = text.substr(symbols[i].begin, symbols[i].length);
+    // Every merged piece is a token by construction; single characters may not be.
+    auto emit = [&](std::string_view piece) {
         const TokenId id = vocab_.find(piece);
         if (id != kNoToken) {
             out.push_back(id);
-        } else {
-            for (char c : piece) out.push_back(byte_token(static_cast<unsigned char>(c)));
+            return;
         }
-    }
+        for (char c : piece) out.push_back(byte_token(static_cast<unsigned char>(c)));
+    };
+    merge_pairs(std::string_view(escaped), rank, emit);
 }
 
 }  // namespace pocket

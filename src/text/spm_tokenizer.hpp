@@ -1,8 +1,8 @@
 #pragma once
-// SentencePiece-style tokenizer (tokenizer.ggml.model = "llama"), as llama.cpp runs it: start
-// from single UTF-8 characters, repeatedly merge the adjacent pair whose concatenation is the
-// highest-scoring token (the leftmost pair on a tie), then emit each piece as its token or,
-// failing that, as byte tokens <0xXX>.
+// SentencePiece-style tokenizer (tokenizer.ggml.model = "llama"), as llama.cpp runs it: spaces
+// become U+2581, then, from single UTF-8 characters, the adjacent pair whose concatenation is
+// the highest-scoring token is merged first (the leftmost on a tie) until no pair is a token;
+// a piece left without a token is written as byte tokens <0xXX>.
 #include "pocket/vocab.hpp"
 
 #include <string_view>
@@ -13,8 +13,8 @@ namespace pocket {
 class SpmTokenizer {
 public:
     explicit SpmTokenizer(const Vocab& vocab);
-    // `text` is already escaped (spaces as U+2581) and prefixed as the vocabulary asks.
-    void encode(std::string_view text, std::vector<TokenId>& out) const;
+    // prefix_space: put a space first (add_space_prefix, at the start or after a special token).
+    void encode(std::string_view text, bool prefix_space, std::vector<TokenId>& out) const;
 
 private:
     TokenId byte_token(unsigned char byte) const;

@@ -35,29 +35,6 @@ struct Tokenizer::Impl {
         if (id == kNoToken) throw Error("the vocabulary asks for a {} token but defines none", what);
         return id;
     }
-
-    void encode_spm(const std::vector<TextFragment>& fragments, std::string_view text, bool add_special,
-                    std::vector<TokenId>& out) const {
-        // A space is put before text that starts the input or follows a special token.
-        bool after_special = true;
-        std::string escaped;
-        for (const TextFragment& f : fragments) {
-            if (f.is_token()) {
-                out.push_back(f.token);
-                after_special = true;
-                continue;
-            }
-            escaped.clear();
-            if (vocab.add_space_prefix() && after_special) escaped += "\xE2\x96\x81";
-            for (char c : text.substr(f.offset, f.length)) {
-                if (c == ' ') escaped += "\xE2\x96\x81";
-                else escaped += c;
-            }
-            spm->encode(escaped, out);
-            after_special = false;
-        }
-        (void)add_special;
-    }
 };
 
 Tokenizer::Tokenizer(Vocab vocab) : impl_(std::make_unique<Impl>(std::move(vocab))) {}
@@ -75,36 +52,32 @@ const Vocab& Tokenizer::vocab() const { return impl_->vocab; }
 
 std::vector<TokenId> Tokenizer::tokenize(std::string_view text, bool add_special, bool parse_special) const {
     const Vocab& v = impl_->vocab;
-    const std::vector<TextFragment> fragments = split_special_tokens(v, text, parse_special);
+    const bool wpm = v.type() == VocabType::Wpm;
     std::vector<TokenId> out;
 
-    switch (v.type()) {
-        case VocabType::Spm:
-        case VocabType::Bpe:
-            if (add_special && v.add_bos()) out.push_back(impl_->required(v.special().bos, "BOS"));
-            if (v.type() == VocabType::Spm) {
-                impl_->encode_spm(fragments, text, add_special, out);
-            } else {
-                for (const TextFragment& f : fragments) {
-                    if (f.is_token()) out.push_back(f.token);
-                    else impl_->bpe->encode(text.substr(f.offset, f.length), out);
-                }
-            }
-            if (add_special && v.add_bos() && out.size() >= 2 && out[1] == v.special().bos) {
-                spdlog::warn("the prompt starts with a BOS token and another was added: it now starts with two");
-            }
-            if (add_special && v.add_eos()) out.push_back(impl_->required(v.special().eos, "EOS"));
-            break;
-        case VocabType::Wpm:
-            // BERT-style: [CLS] text [SEP] whenever special tokens are added.
-            if (add_special) out.push_back(impl_->required(v.special().bos, "BOS (CLS)"));
-            for (const TextFragment& f : fragments) {
-                if (f.is_token()) out.push_back(f.token);
-                else impl_->wpm->encode(text.substr(f.offset, f.length), out);
-            }
-            if (add_special) out.push_back(impl_->required(v.special().sep, "SEP"));
-            break;
+    // BERT-style vocabularies always frame the text as [CLS] ... [SEP]; the others add BOS/EOS
+    // only where the vocabulary asks.
+    if (add_special && (wpm || v.add_bos())) out.push_back(impl_->required(v.special().bos, "BOS"));
+
+    bool after_special = true;  // SPM puts a space before text at the start or after a special token
+    for (const TextFragment& f : split_special_tokens(v, text, parse_special)) {
+        if (f.is_token()) {
+            out.push_back(f.token);
+            after_special = true;
+            continue;
+        }
+        const std::string_view piece = text.substr(f.offset, f.length);
+        if (impl_->spm) impl_->spm->encode(piece, v.add_space_prefix() && after_special, out);
+        else if (impl_->bpe) impl_->bpe->encode(piece, out);
+        else impl_->wpm->encode(piece, out);
+        after_special = false;
     }
+
+    if (add_special && !wpm && v.add_bos() && out.size() >= 2 && out[1] == v.special().bos) {
+        spdlog::warn("the prompt starts with a BOS token and another was added: it now starts with two");
+    }
+    if (add_special && wpm) out.push_back(impl_->required(v.special().sep, "SEP"));
+    if (add_special && !wpm && v.add_eos()) out.push_back(impl_->required(v.special().eos, "EOS"));
     return out;
 }
 

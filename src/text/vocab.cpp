@@ -8,7 +8,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <optional>
 
@@ -29,41 +28,6 @@ uint32_t attr_from_token_type(int32_t type) {
     }
 }
 
-class MetadataReader {
-public:
-    explicit MetadataReader(const GgufFile& file) : file_(file) {}
-
-    const GgufValue* find(std::string_view key, GgufType type) const {
-        const GgufValue* v = file_.find(key);
-        if (v && v->type != type) {
-            throw Error("{}: key {} has type {}, expected {}", file_.path(), key, gguf_type_name(v->type),
-                        gguf_type_name(type));
-        }
-        return v;
-    }
-    std::optional<std::string_view> string(std::string_view key) const {
-        const GgufValue* v = find(key, GgufType::STRING);
-        return v ? std::optional<std::string_view>(v->as_string()) : std::nullopt;
-    }
-    std::optional<bool> boolean(std::string_view key) const {
-        const GgufValue* v = file_.find(key);
-        if (!v) return std::nullopt;
-        if (v->type != GgufType::BOOL) throw Error("{}: key {} is not a bool", file_.path(), key);
-        return v->as_int().value_or(0) != 0;
-    }
-    std::optional<int64_t> integer(std::string_view key) const {
-        const GgufValue* v = file_.find(key);
-        if (!v) return std::nullopt;
-        auto i = v->as_int();
-        if (!i || v->type == GgufType::BOOL) throw Error("{}: key {} is not an integer", file_.path(), key);
-        return i;
-    }
-    const GgufValue* array(std::string_view key) const { return find(key, GgufType::ARRAY); }
-
-private:
-    const GgufFile& file_;
-};
-
 bool contains_any(std::string_view s, std::initializer_list<std::string_view> parts) {
     return std::any_of(parts.begin(), parts.end(), [&](std::string_view p) { return s.find(p) != std::string_view::npos; });
 }
@@ -72,27 +36,25 @@ bool is_one_of(std::string_view s, std::initializer_list<std::string_view> set) 
     return std::find(set.begin(), set.end(), s) != set.end();
 }
 
-void read_tokens(Vocab::Data& d, const MetadataReader& md, const GgufFile& file) {
-    const GgufValue* tokens = md.array("tokenizer.ggml.tokens");
-    if (!tokens) throw Error("{}: cannot find tokenizer vocab (tokenizer.ggml.tokens)", file.path());
-    if (tokens->elem_type != GgufType::STRING) throw Error("{}: tokenizer.ggml.tokens is not an array of strings", file.path());
-    const auto texts = tokens->strings();
+void read_tokens(Vocab::Data& d, const GgufFile& file) {
+    const auto texts = file.get_strings("tokenizer.ggml.tokens");
     const size_t n = texts.size();
 
+    // Scores are f32, or i32 in some converted files; both optional.
     std::span<const float> scores_f;
     std::span<const int32_t> scores_i;
-    if (const GgufValue* s = md.array("tokenizer.ggml.scores")) {
+    if (const GgufValue* s = file.find("tokenizer.ggml.scores")) {
         scores_f = s->array<float>();
         scores_i = s->array<int32_t>();
-        const size_t count = s->count();
-        if (scores_f.empty() && scores_i.empty() && count > 0) throw Error("{}: tokenizer.ggml.scores is not f32 or i32", file.path());
-        if (count < n) throw Error("{}: tokenizer.ggml.scores has {} entries for {} tokens", file.path(), count, n);
+        if (scores_f.empty() && scores_i.empty() && s->count() > 0) {
+            throw Error("{}: metadata key 'tokenizer.ggml.scores' is not an array of f32 or i32", file.path());
+        }
+        if (s->count() < n) throw Error("{}: tokenizer.ggml.scores has {} entries for {} tokens", file.path(), s->count(), n);
     }
     std::span<const int32_t> types;
-    if (const GgufValue* t = md.array("tokenizer.ggml.token_type")) {
-        types = t->array<int32_t>();
-        if (types.empty() && t->count() > 0) throw Error("{}: tokenizer.ggml.token_type is not i32", file.path());
-        if (t->count() < n) throw Error("{}: tokenizer.ggml.token_type has {} entries for {} tokens", file.path(), t->count(), n);
+    if (file.find("tokenizer.ggml.token_type")) {
+        types = file.get_array<int32_t>("tokenizer.ggml.token_type");
+        if (types.size() < n) throw Error("{}: tokenizer.ggml.token_type has {} entries for {} tokens", file.path(), types.size(), n);
     }
 
     d.tokens.resize(n);
@@ -111,11 +73,8 @@ void read_tokens(Vocab::Data& d, const MetadataReader& md, const GgufFile& file)
     }
 }
 
-void read_merges(Vocab::Data& d, const MetadataReader& md, const GgufFile& file) {
-    const GgufValue* merges = md.array("tokenizer.ggml.merges");
-    if (!merges) throw Error("{}: cannot find tokenizer merges (tokenizer.ggml.merges)", file.path());
-    if (merges->elem_type != GgufType::STRING) throw Error("{}: tokenizer.ggml.merges is not an array of strings", file.path());
-    const auto list = merges->strings();
+void read_merges(Vocab::Data& d, const GgufFile& file) {
+    const auto list = file.get_strings("tokenizer.ggml.merges");
     d.merge_ranks.reserve(list.size());
     for (size_t i = 0; i < list.size(); ++i) {
         // The pair splits at the first space after the first byte; a line without one is the
@@ -127,7 +86,7 @@ void read_merges(Vocab::Data& d, const MetadataReader& md, const GgufFile& file)
     }
 }
 
-void read_special_ids(Vocab::Data& d, const MetadataReader& md, const GgufFile& file) {
+void read_special_ids(Vocab::Data& d, const GgufFile& file) {
     const std::pair<std::string_view, TokenId*> keys[] = {
         {"tokenizer.ggml.bos_token_id", &d.special.bos},
         {"tokenizer.ggml.eos_token_id", &d.special.eos},
@@ -153,7 +112,7 @@ void read_special_ids(Vocab::Data& d, const MetadataReader& md, const GgufFile& 
             spdlog::warn("{}: default special token {} = {} out of vocab range, disabling", file.path(), key, *id);
             *id = kNoToken;
         }
-        const auto value = md.integer(key);
+        const auto value = file.find_as<int64_t>(key);
         if (!value) continue;
         if (*value < 0 || *value >= n) {
             spdlog::warn("{}: bad special token {} = {}, using default id {}", file.path(), key, *value, *id);
@@ -280,16 +239,10 @@ void set_strip_attrs(Vocab::Data& d) {
 
 Vocab Vocab::from_gguf(const GgufFile& file) {
     auto d = std::make_unique<Data>();
-    const MetadataReader md(file);
-    d->path = file.path();
-    d->name = std::string(md.string("general.name").value_or(""));
-    d->architecture = std::string(md.string("general.architecture").value_or(""));
-
-    const auto model = md.string("tokenizer.ggml.model");
-    if (!model) throw Error("{}: no tokenizer (tokenizer.ggml.model is missing)", file.path());
-    d->model = std::string(*model);
-    const auto pre = md.string("tokenizer.ggml.pre");
-    d->pre = std::string(pre.value_or(""));
+    d->name = file.find_as<std::string>("general.name").value_or("");
+    d->architecture = file.find_as<std::string>("general.architecture").value_or("");
+    d->model = file.get<std::string>("tokenizer.ggml.model");
+    d->pre = file.find_as<std::string>("tokenizer.ggml.pre").value_or("");
 
     SpecialTokenIds& sp = d->special;
     if (d->model == "llama") {
@@ -325,18 +278,18 @@ Vocab Vocab::from_gguf(const GgufFile& file) {
     } else {
         throw Error("{}: unsupported tokenizer model '{}' (tokenizer.ggml.model)", file.path(), d->model);
     }
-    if (auto v = md.boolean("tokenizer.ggml.add_space_prefix")) d->add_space_prefix = *v;
+    if (auto v = file.find_as<bool>("tokenizer.ggml.add_space_prefix")) d->add_space_prefix = *v;
 
-    read_tokens(*d, md, file);
-    if (d->type == VocabType::Bpe) read_merges(*d, md, file);
-    read_special_ids(*d, md, file);
+    read_tokens(*d, file);
+    if (d->type == VocabType::Bpe) read_merges(*d, file);
+    read_special_ids(*d, file);
 
-    if (auto v = md.boolean("tokenizer.ggml.add_bos_token")) d->add_bos = *v;
-    if (auto v = md.boolean("tokenizer.ggml.add_eos_token")) d->add_eos = *v;
-    if (auto v = md.boolean("tokenizer.ggml.add_sep_token")) d->add_sep = *v;
-    if (auto v = md.boolean("tokenizer.ggml.normalizer.lowercase")) d->lowercase = *v;
+    if (auto v = file.find_as<bool>("tokenizer.ggml.add_bos_token")) d->add_bos = *v;
+    if (auto v = file.find_as<bool>("tokenizer.ggml.add_eos_token")) d->add_eos = *v;
+    if (auto v = file.find_as<bool>("tokenizer.ggml.add_sep_token")) d->add_sep = *v;
+    if (auto v = file.find_as<bool>("tokenizer.ggml.normalizer.lowercase")) d->lowercase = *v;
     d->strip_accents = d->lowercase;
-    if (auto v = md.boolean("tokenizer.ggml.normalizer.strip_accents")) d->strip_accents = *v;
+    if (auto v = file.find_as<bool>("tokenizer.ggml.normalizer.strip_accents")) d->strip_accents = *v;
 
     detect_special_by_text(*d, file);
 

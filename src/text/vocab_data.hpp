@@ -19,7 +19,7 @@ using TextMap = std::unordered_map<std::string, V, TextHash, std::equal_to<>>;
 
 struct Vocab::Data {
     VocabType type = VocabType::Spm;
-    std::string model, pre, name, architecture, path;
+    std::string model, pre, name, architecture;
 
     std::vector<TokenData> tokens;
     TextMap<TokenId> by_text;

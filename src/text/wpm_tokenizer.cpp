@@ -1,5 +1,6 @@
 #include "text/wpm_tokenizer.hpp"
 
+#include "text/space_escape.hpp"
 #include "text/unicode_props.hpp"
 #include "text/utf8.hpp"
 
@@ -47,7 +48,7 @@ void WpmTokenizer::encode(std::string_view text, std::vector<TokenId>& out) cons
     const size_t max_len = vocab_.max_token_bytes();
     for (const std::string& word : split_words(text, vocab_.lowercase(), vocab_.strip_accents())) {
         if (word.empty()) continue;
-        const std::string w = "\xE2\x96\x81" + word;  // the phantom space that marks a word start
+        const std::string w = std::string(kSpaceMarker) + word;  // the phantom space that marks a word start
         const size_t n = w.size();
         const size_t before = out.size();
         for (size_t i = 0; i < n;) {
