@@ -1,0 +1,8 @@
+// NEON kernels (placeholder: every type keeps the scalar reference for now).
+#include "kernels/isa_table.hpp"
+
+namespace pocket::kernels {
+
+void fill_neon(IsaTable&) {}
+
+}  // namespace pocket::kernels

@@ -1,0 +1,144 @@
+#pragma once
+// Block layouts exactly as ggml stores them in GGUF files. Every struct is checked against
+// the type table so that a layout mistake fails to compile rather than misreading a file.
+#include "pocket/ggml_type.hpp"
+
+#include <cstdint>
+
+namespace pocket::kernels {
+
+using half = uint16_t;  // IEEE binary16 bits
+using bf16 = uint16_t;  // bfloat16 bits
+
+inline constexpr int kQK = 32;    // elements per legacy block
+inline constexpr int kQKK = 256;  // elements per K-quant super-block
+
+struct block_q4_0 {
+    half d;
+    uint8_t qs[kQK / 2];  // element j in low nibble of qs[j], element j+16 in high nibble
+};
+struct block_q4_1 {
+    half d;
+    half m;
+    uint8_t qs[kQK / 2];
+};
+struct block_q5_0 {
+    half d;
+    uint8_t qh[4];  // bit j = 5th bit of element j
+    uint8_t qs[kQK / 2];
+};
+struct block_q5_1 {
+    half d;
+    half m;
+    uint8_t qh[4];
+    uint8_t qs[kQK / 2];
+};
+struct block_q8_0 {
+    half d;
+    int8_t qs[kQK];
+};
+struct block_q8_1 {
+    half d;
+    half s;  // d * sum(qs), precomputed for the Q4_1/Q5_1 offset term
+    int8_t qs[kQK];
+};
+struct block_q2_K {
+    uint8_t scales[kQKK / 16];  // low nibble scale, high nibble min, per 16 elements
+    uint8_t qs[kQKK / 4];
+    half d;
+    half dmin;
+};
+struct block_q3_K {
+    uint8_t hmask[kQKK / 8];
+    uint8_t qs[kQKK / 4];
+    uint8_t scales[12];  // 16 six-bit scales
+    half d;
+};
+struct block_q4_K {
+    half d;
+    half dmin;
+    uint8_t scales[12];  // 8 six-bit scales and 8 six-bit mins
+    uint8_t qs[kQKK / 2];
+};
+struct block_q5_K {
+    half d;
+    half dmin;
+    uint8_t scales[12];
+    uint8_t qh[kQKK / 8];
+    uint8_t qs[kQKK / 2];
+};
+struct block_q6_K {
+    uint8_t ql[kQKK / 2];
+    uint8_t qh[kQKK / 4];
+    int8_t scales[kQKK / 16];
+    half d;
+};
+struct block_q8_K {
+    float d;
+    int8_t qs[kQKK];
+    int16_t bsums[kQKK / 16];  // sum of each 16 qs, for the K-quants' min terms
+};
+struct block_iq4_nl {
+    half d;
+    uint8_t qs[kQK / 2];
+};
+struct block_iq4_xs {
+    half d;
+    uint16_t scales_h;
+    uint8_t scales_l[kQKK / 64];
+    uint8_t qs[kQKK / 2];
+};
+
+// The 16 non-linear levels shared by IQ4_NL and IQ4_XS.
+inline constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                            1,    13,   25,  38,  53,  69,  89,  113};
+
+#define POCKET_CHECK_BLOCK(T, G)                                                     \
+    static_assert(sizeof(T) == ggml_type_row(GgmlType::G).block_bytes, #T " size"); \
+    static_assert(alignof(T) <= 4, #T " must not need more than 4-byte alignment")
+POCKET_CHECK_BLOCK(half, F16);
+POCKET_CHECK_BLOCK(bf16, BF16);
+POCKET_CHECK_BLOCK(block_q4_0, Q4_0);
+POCKET_CHECK_BLOCK(block_q4_1, Q4_1);
+POCKET_CHECK_BLOCK(block_q5_0, Q5_0);
+POCKET_CHECK_BLOCK(block_q5_1, Q5_1);
+POCKET_CHECK_BLOCK(block_q8_0, Q8_0);
+POCKET_CHECK_BLOCK(block_q8_1, Q8_1);
+POCKET_CHECK_BLOCK(block_q2_K, Q2_K);
+POCKET_CHECK_BLOCK(block_q3_K, Q3_K);
+POCKET_CHECK_BLOCK(block_q4_K, Q4_K);
+POCKET_CHECK_BLOCK(block_q5_K, Q5_K);
+POCKET_CHECK_BLOCK(block_q6_K, Q6_K);
+POCKET_CHECK_BLOCK(block_q8_K, Q8_K);
+POCKET_CHECK_BLOCK(block_iq4_nl, IQ4_NL);
+POCKET_CHECK_BLOCK(block_iq4_xs, IQ4_XS);
+#undef POCKET_CHECK_BLOCK
+static_assert(ggml_type_row(GgmlType::Q4_0).block_size == kQK);
+static_assert(ggml_type_row(GgmlType::Q4_K).block_size == kQKK);
+
+// Six-bit scale and min j (0..7) of a Q4_K/Q5_K block, unpacked from the 12-byte field.
+inline void k4_scale_min(int j, const uint8_t* s, uint8_t& sc, uint8_t& m) {
+    if (j < 4) {
+        sc = s[j] & 63;
+        m = s[j + 4] & 63;
+    } else {
+        sc = static_cast<uint8_t>((s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4));
+        m = static_cast<uint8_t>((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+    }
+}
+
+// Six-bit signed scale j (0..15) of a Q3_K block, already offset by -32.
+inline int q3k_scale(int j, const uint8_t* s) {
+    const int low = j < 8 ? (s[j] & 0xF) : (s[j - 8] >> 4);
+    const int high = (s[8 + j % 4] >> (2 * (j / 4))) & 3;
+    return (low | (high << 4)) - 32;
+}
+
+// Six-bit IQ4_XS scale of sub-block ib (0..7), offset by -32.
+inline int iq4xs_scale(int ib, const block_iq4_xs& b) {
+    const int low = (b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF;
+    const int high = (b.scales_h >> (2 * ib)) & 3;
+    return (low | (high << 4)) - 32;
+}
+
+}  // namespace pocket::kernels

@@ -1,0 +1,165 @@
+// Chooses the ISA once and serves the per-type rows. The tables are built on first use and
+// read-only afterwards; set_active_isa (tests only) swaps which one type_kernels() returns.
+#include "kernels/isa_table.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/row_functions.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#if defined(POCKET_KERNELS_NEON)
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
+#endif
+
+namespace pocket::kernels {
+namespace {
+
+constexpr int kIsaCount = 4;
+
+struct ConvRow {
+    GgmlType type;
+    GgmlType vec_dot_type;
+    QuantizeRowFn quantize;
+    DequantizeRowFn dequantize;
+};
+
+// The type rows: conversions, and the activation type each dot pairs with (as in ggml).
+constexpr ConvRow kConv[] = {
+    {GgmlType::F32, GgmlType::F32, quantize_row_f32, dequantize_row_f32},
+    {GgmlType::F16, GgmlType::F16, quantize_row_f16, dequantize_row_f16},
+    {GgmlType::BF16, GgmlType::BF16, quantize_row_bf16, dequantize_row_bf16},
+    {GgmlType::Q4_0, GgmlType::Q8_0, quantize_row_q4_0, dequantize_row_q4_0},
+    {GgmlType::Q4_1, GgmlType::Q8_1, quantize_row_q4_1, dequantize_row_q4_1},
+    {GgmlType::Q5_0, GgmlType::Q8_0, quantize_row_q5_0, dequantize_row_q5_0},
+    {GgmlType::Q5_1, GgmlType::Q8_1, quantize_row_q5_1, dequantize_row_q5_1},
+    {GgmlType::Q8_0, GgmlType::Q8_0, quantize_row_q8_0, dequantize_row_q8_0},
+    {GgmlType::Q8_1, GgmlType::Q8_1, quantize_row_q8_1, dequantize_row_q8_1},
+    {GgmlType::Q2_K, GgmlType::Q8_K, quantize_row_q2_K, dequantize_row_q2_K},
+    {GgmlType::Q3_K, GgmlType::Q8_K, quantize_row_q3_K, dequantize_row_q3_K},
+    {GgmlType::Q4_K, GgmlType::Q8_K, quantize_row_q4_K, dequantize_row_q4_K},
+    {GgmlType::Q5_K, GgmlType::Q8_K, quantize_row_q5_K, dequantize_row_q5_K},
+    {GgmlType::Q6_K, GgmlType::Q8_K, quantize_row_q6_K, dequantize_row_q6_K},
+    {GgmlType::Q8_K, GgmlType::Q8_K, quantize_row_q8_K, dequantize_row_q8_K},
+    {GgmlType::IQ4_NL, GgmlType::Q8_0, quantize_row_iq4_nl, dequantize_row_iq4_nl},
+    {GgmlType::IQ4_XS, GgmlType::Q8_K, quantize_row_iq4_xs, dequantize_row_iq4_xs},
+};
+
+bool cpu_has(Isa isa) {
+    switch (isa) {
+        case Isa::scalar: return true;
+#if defined(POCKET_KERNELS_X86)
+        case Isa::avx2:
+            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+        case Isa::avx512:
+            return cpu_has(Isa::avx2) && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                   __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+#endif
+#if defined(POCKET_KERNELS_NEON)
+        case Isa::neon: return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+#endif
+        default: return false;
+    }
+}
+
+struct Tables {
+    TypeKernels rows[kIsaCount][kMaxTypeId];
+    bool has_row[kMaxTypeId] = {};
+
+    Tables() {
+        IsaTable isa[kIsaCount];
+        fill_scalar(isa[0]);
+#if defined(POCKET_KERNELS_X86)
+        isa[1] = isa[0];
+        fill_avx2(isa[1]);
+        isa[2] = isa[1];  // AVX-512 CPUs run the AVX2 kernels it does not replace
+        fill_avx512(isa[2]);
+#endif
+#if defined(POCKET_KERNELS_NEON)
+        isa[3] = isa[0];
+        fill_neon(isa[3]);
+#endif
+        for (int k = 0; k < kIsaCount; ++k) {
+            for (const auto& c : kConv) {
+                const int id = static_cast<int>(c.type);
+                const DotEntry& e = isa[k].by_type[id];
+                rows[k][id] = {c.type, c.vec_dot_type, c.quantize, c.dequantize, e.vec_dot, e.gemm};
+                has_row[id] = true;
+            }
+        }
+    }
+};
+
+const Tables& tables() {
+    static const Tables t;
+    return t;
+}
+
+Isa best_isa() {
+    for (Isa i : {Isa::avx512, Isa::avx2, Isa::neon})
+        if (isa_supported(i)) return i;
+    return Isa::scalar;
+}
+
+Isa initial_isa() {
+    const Isa best = best_isa();
+    const char* env = std::getenv("POCKET_ISA");
+    if (!env || !*env) return best;
+    for (Isa i : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon}) {
+        if (std::string_view(env) == isa_name(i)) {
+            if (isa_supported(i)) return i;
+            std::fprintf(stderr, "pocket: POCKET_ISA=%s is not supported by this CPU or build; using %s\n", env,
+                         isa_name(best));
+            return best;
+        }
+    }
+    std::fprintf(stderr, "pocket: unknown POCKET_ISA=%s (scalar|avx2|avx512|neon); using %s\n", env, isa_name(best));
+    return best;
+}
+
+std::atomic<int>& active_slot() {
+    static std::atomic<int> slot{static_cast<int>(initial_isa())};
+    return slot;
+}
+
+}  // namespace
+
+bool isa_supported(Isa isa) {
+#if !defined(POCKET_KERNELS_X86)
+    if (isa == Isa::avx2 || isa == Isa::avx512) return false;
+#endif
+#if !defined(POCKET_KERNELS_NEON)
+    if (isa == Isa::neon) return false;
+#endif
+    return cpu_has(isa);
+}
+
+const char* isa_name(Isa isa) {
+    switch (isa) {
+        case Isa::scalar: return "scalar";
+        case Isa::avx2: return "avx2";
+        case Isa::avx512: return "avx512";
+        case Isa::neon: return "neon";
+    }
+    return "?";
+}
+
+Isa active_isa() { return static_cast<Isa>(active_slot().load(std::memory_order_relaxed)); }
+
+Isa set_active_isa(Isa isa) {
+    if (!isa_supported(isa)) return active_isa();
+    return static_cast<Isa>(active_slot().exchange(static_cast<int>(isa)));
+}
+
+const TypeKernels* type_kernels(GgmlType type) {
+    const int id = static_cast<int>(type);
+    if (id < 0 || id >= kMaxTypeId || !tables().has_row[id]) return nullptr;
+    return &tables().rows[static_cast<int>(active_isa())][id];
+}
+
+}  // namespace pocket::kernels

@@ -1,0 +1,8 @@
+// avx2 kernels (placeholder: every type keeps the scalar reference for now).
+#include "kernels/isa_table.hpp"
+
+namespace pocket::kernels {
+
+void fill_avx2(IsaTable&) {}
+
+}  // namespace pocket::kernels
