@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdlib>
 #include <map>
+#include <spdlog/spdlog.h>
 #include <unordered_map>
 
 namespace pocket {
@@ -25,6 +26,17 @@ size_t offset_in_base(const Tensor* t) {
     size_t off = 0;
     for (; t->view_src; t = t->view_src) off += t->view_offs;
     return off;
+}
+
+// Operands an op writes into (its result aliases them): these must never be redirected to
+// a copy, or the write would be lost.
+bool writes_into(const Tensor& node, int slot) {
+    switch (node.op) {
+        case Op::cpy: return slot == 1;
+        case Op::set_rows:
+        case Op::rope_shift: return slot == 0;
+        default: return false;
+    }
 }
 
 constexpr uint8_t kPoisonByte = 0xff;  // 0xffffffff is a NaN in f32, 0xffff in f16
@@ -166,6 +178,10 @@ void Scheduler::State::allocate(Graph& g) {
                 Tensor* base = s->base();
                 const bool foreign = in_arena(base) ? home.at(base) != b : !backends[b]->can_access(*base);
                 if (!foreign) continue;
+                if (writes_into(*n, slot))
+                    throw Error("scheduler: {} on {} writes into {}, which that backend cannot reach: allocate it "
+                                "in a buffer of the backend that runs layer {}",
+                                op_name(n->op), backends[b]->name(), tensor_desc(*base), n->layer);
                 if (!base->is_contiguous())
                     throw Error("scheduler: cannot copy non-contiguous {} to {}", tensor_desc(*base), backends[b]->name());
                 Tensor*& copy = copy_of[{base, b}];
@@ -260,6 +276,10 @@ void Scheduler::State::allocate(Graph& g) {
             t->data = t->view_src->data ? static_cast<uint8_t*>(t->view_src->data) + t->view_offs : nullptr;
             t->buffer = t->view_src->buffer;
         }
+
+    for (size_t b = 0; b < backends.size(); ++b)
+        spdlog::debug("scheduler: {} arena {} bytes ({} without reuse)", backends[b]->name(), planned[b], unplanned[b]);
+    spdlog::debug("scheduler: {} nodes, {} runs, {} copies", nodes.size(), runs.size(), n_copies);
 
     // 5. Scratch for each backend's nodes.
     for (size_t b = 0; b < backends.size(); ++b) {

@@ -228,6 +228,7 @@ Tensor* Graph::rope(Tensor* a, Tensor* pos, const RopeParams& p, Tensor* freq_fa
 Tensor* Graph::rope_shift(Tensor* k, Tensor* delta, const RopeParams& p, Tensor* freq_factors) {
     require(k->type == GgmlType::F32 || k->type == GgmlType::F16, Op::rope_shift, k, delta, "keys must be f32 or f16");
     check_rope(Op::rope_shift, k, delta, p, freq_factors);
+    require(k->nb[0] == k->type_info().block_bytes, Op::rope_shift, k, delta, "key rows must be contiguous");
     Tensor* t = new_view(k, Op::rope_shift, k->ne, k->nb, 0);
     t->src = {k, delta, freq_factors, nullptr, nullptr};
     t->set_params(p);
