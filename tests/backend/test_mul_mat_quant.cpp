@@ -22,7 +22,7 @@ TEST(MulMatQuant, EqualsKernelVecDotBitwiseAndApproximatesF32) {
         for (int64_t m : {1, 5}) {
             for (int n_threads : {1, 3}) {
                 CpuRunner r(n_threads);
-                const int64_t k = 512, n = 11;
+                const int64_t k = 512, n = 37;
                 Tensor w = make_tensor(type, {k, n, 1, 1});
                 auto buf = r.backend->alloc_buffer(w.nbytes());
                 buf->place(w);
