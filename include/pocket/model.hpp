@@ -42,6 +42,9 @@ public:
     virtual ~Architecture() = default;
     // Adds the forward pass for the batch in `in` to g and returns the logits [n_vocab, n_out].
     virtual Tensor* build(Graph& g, const ForwardInputs& in) const = 0;
+    // Per-dimension rope frequency factors (llama3's rope_freqs), needed to re-rotate cached
+    // keys in a context shift; null when the model has none.
+    virtual Tensor* rope_freq_factors() const { return nullptr; }
 };
 
 struct ModelLoadOptions {

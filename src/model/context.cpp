@@ -146,7 +146,7 @@ void Context::shift(uint32_t n_keep, uint32_t n_discard) {
         Tensor& k = s_->cache->k(l);
         const size_t head = ggml_row_bytes(k.type, hp.head_dim_k).value();
         Tensor* cells = g.view_3d(&k, hp.head_dim_k, hp.n_head_kv, n_move, head, k.nb[1], n_keep * k.nb[1]);
-        g.mark_output(g.rope_shift(cells, delta, hp.rope));
+        g.mark_output(g.rope_shift(cells, delta, hp.rope, model_.architecture().rope_freq_factors()));
     }
     n_past_ -= n_discard;
     s_->graph.reset();  // the next decode rebuilds its graph

@@ -62,11 +62,21 @@ int main(int argc, char** argv) {
     app.add_option("--frequency-penalty", s.frequency_penalty, "frequency penalty (0: off)")->group("Sampling");
     app.add_option("--presence-penalty", s.presence_penalty, "presence penalty (0: off)")->group("Sampling");
 
+    app.add_flag("-i,--interactive,--conversation", o.interactive, "chat (-cnv too)")->group("Chat");
+    app.add_option("--system-prompt", o.chat.system_prompt, "system prompt of the chat (-sys)")->group("Chat");
+    app.add_option("-r,--reverse-prompt", o.chat.reverse_prompts, "stop the answer when this text appears")->group("Chat");
+    app.add_option("--keep", o.chat.keep, "tokens kept at the start on a context shift (after the system prompt)")->group("Chat");
+    app.add_flag("!--no-context-shift", o.chat.context_shift, "stop when the context is full instead of shifting it")->group("Chat");
+    app.add_option("--chat-template", o.chat_template, "a built-in template name or a Jinja file")->group("Chat");
+    app.add_option("--render-chat", o.render_chat, "print the prompt a chat JSON file renders to, and exit")
+        ->group("Chat")->check(CLI::ExistingFile);
+
     app.add_flag("--color", o.color, "colour the prompt apart from the generated text")->group("Output");
     app.add_flag("-v,--verbose", o.verbose, "log to stderr")->group("Output");
 
     pocket::tools::AliasedArgs args(argc, argv, {{"-ngl", "--n-gpu-layers"}, {"-ub", "--ubatch-size"},
-                                                 {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}});
+                                                 {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"},
+                                                 {"-cnv", "--conversation"}, {"-sys", "--system-prompt"}});
     CLI11_PARSE(app, args.argc(), args.argv());
     auto logger = spdlog::stderr_color_st("pocket");
     spdlog::set_default_logger(logger);
@@ -77,6 +87,9 @@ int main(int argc, char** argv) {
         o.context.type_k = cache_type(ctk);
         o.context.type_v = cache_type(ctv);
         o.sampling.seed = seed < 0 ? std::random_device{}() : static_cast<uint64_t>(seed);
+        o.chat.n_predict = o.n_predict;
+        if (!o.render_chat.empty()) return pocket::tools::run_render_chat(o, stdout);
+        if (o.interactive) return pocket::tools::run_interactive(o, stdout, stderr);
         return pocket::tools::run_generation(o, stdout, stderr);
     } catch (const pocket::Error& e) {
         std::cerr << "run: " << e.what() << "\n";

@@ -1,3 +1,4 @@
+#include "pocket/chat_template.hpp"
 #include "pocket/error.hpp"
 #include "pocket/tokenizer.hpp"
 #include "run_options.hpp"
@@ -19,7 +20,7 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 
 std::string read_text_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error("{}: cannot open prompt file", path);
+    if (!in) throw Error("{}: cannot open", path);
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
@@ -70,6 +71,22 @@ std::string process_escapes(const std::string& s) {
         }
     }
     return out;
+}
+
+int run_render_chat(const RunOptions& o, std::FILE* out) {
+    const std::string json = read_text_file(o.render_chat);
+    std::optional<ChatTemplate> tmpl;
+    if (!o.model.empty()) {
+        const GgufFile file = GgufFile::open(o.model);
+        tmpl = chat_template_for(file, Vocab::from_gguf(file), o.chat_template);
+    } else if (!o.chat_template.empty()) {
+        if (auto builtin = builtin_chat_template(o.chat_template)) tmpl = ChatTemplate::parse(*builtin);
+        else tmpl = ChatTemplate::parse(read_text_file(o.chat_template));
+    } else {
+        throw Error("--render-chat needs -m MODEL or --chat-template NAME|FILE");
+    }
+    fmt::print(out, "{}", render_chat_json(json, *tmpl));
+    return 0;
 }
 
 int run_generation(const RunOptions& o, std::FILE* out, std::FILE* log) {

@@ -1,5 +1,6 @@
 #pragma once
 // Everything `run` can be told, with llama.cpp's defaults. Filled by cli.cpp.
+#include "chat_session.hpp"
 #include "pocket/context.hpp"
 #include "pocket/model.hpp"
 #include "pocket/sampler.hpp"
@@ -24,7 +25,18 @@ struct RunOptions {
     ModelLoadOptions load;          // --no-mmap, --mlock
     ContextOptions context;         // -c -b -ub -t -ctk -ctv
     SamplerOptions sampling;        // -s --temp --top-k ...
+
+    bool interactive = false;       // -i, -cnv: chat
+    std::string chat_template;      // --chat-template NAME|FILE
+    std::string render_chat;        // --render-chat MESSAGES.json: print the rendered prompt and exit
+    ChatOptions chat;               // -sys -r --keep --no-context-shift
 };
+
+// `run -i`: the chat loop. Returns the exit code.
+int run_interactive(const RunOptions& options, std::FILE* out, std::FILE* log);
+
+// `run --render-chat`: prints the template's rendering of the JSON file.
+int run_render_chat(const RunOptions& options, std::FILE* out);
 
 // The default prompt when neither -p nor -f is given.
 inline constexpr const char* kDefaultPrompt = "Once upon a time";

@@ -62,6 +62,8 @@ public:
         return g.mul_mat(output_, g.mul(g.rms_norm(x, hp.norm_eps), output_norm_));  // [n_vocab, n_out]
     }
 
+    Tensor* rope_freq_factors() const override { return rope_freqs_; }
+
 private:
     HParams hp_;
     Tensor* tok_embd_;     // [n_embd, n_vocab]
