@@ -85,11 +85,12 @@ public:
         if (op_is_view(node.op)) return true;
         const Tensor* a = node.src[0];
         switch (node.op) {
-            case Op::get_rows: return cpu::can_read_as_f32(a->type) && a->nb[0] == a->type_info().block_bytes;
+            case Op::get_rows: return cpu::to_f32_fn(a->type) && a->nb[0] == a->type_info().block_bytes;
             case Op::mul_mat: return cpu::mul_mat_supported(node);
-            case Op::flash_attn: return cpu::can_read_as_f32(node.src[1]->type) && cpu::can_read_as_f32(node.src[2]->type);
-            case Op::cpy: return cpu::can_write_from_f32(node.src[1]->type);
-            case Op::set_rows: return cpu::can_write_from_f32(a->type);
+            case Op::flash_attn: return cpu::to_f32_fn(node.src[1]->type) && cpu::to_f32_fn(node.src[2]->type);
+            case Op::cpy: return cpu::to_f32_fn(a->type) && cpu::from_f32_fn(node.src[1]->type);
+            case Op::set_rows: return cpu::from_f32_fn(a->type);
+            case Op::rope_shift: return cpu::to_f32_fn(a->type) && cpu::from_f32_fn(a->type);
             default: return static_cast<size_t>(node.op) < kOps.size() && kOps[static_cast<size_t>(node.op)].run;
         }
     }
