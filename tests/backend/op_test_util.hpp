@@ -75,8 +75,10 @@ inline std::vector<uint8_t> bytes_of(const Tensor& t) {
 
 // One backend + scheduler for a test graph.
 struct CpuRunner {
-    explicit CpuRunner(int n_threads = 2, bool poison = false)
-        : backend(make_cpu_backend({.n_threads = n_threads})), sched(*backend, {.poison = poison}) {}
+    // Every op split across the threads unless min_parallel_cost says otherwise.
+    explicit CpuRunner(int n_threads = 2, bool poison = false, int64_t min_parallel_cost = 0)
+        : backend(make_cpu_backend({.n_threads = n_threads, .min_parallel_cost = min_parallel_cost})),
+          sched(*backend, {.poison = poison}) {}
     std::unique_ptr<Backend> backend;
     Scheduler sched;
 };
