@@ -77,6 +77,7 @@ public:
     // scratch memory so that compute allocates nothing.
     virtual void reserve(std::span<Tensor* const> nodes) = 0;
     // Runs the nodes in order; every operand's memory is set and readable by this backend.
+    // View nodes (op_is_view) are in the list too and need no work.
     virtual void compute(std::span<Tensor* const> nodes) = 0;
 
     // Byte copies into / out of a tensor's memory on this backend.
