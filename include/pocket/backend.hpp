@@ -77,6 +77,7 @@ public:
     // scratch memory so that compute allocates nothing.
     virtual void reserve(std::span<Tensor* const> nodes) = 0;
     // Runs the nodes in order; every operand's memory is set and readable by this backend.
+    // View nodes (op_is_view) are in the list too and need no work.
     virtual void compute(std::span<Tensor* const> nodes) = 0;
 
     // Byte copies into / out of a tensor's memory on this backend.
@@ -90,6 +91,9 @@ public:
 
 struct CpuBackendOptions {
     int n_threads = 1;   // -t: size of the persistent thread pool (this thread included)
+    // Ops with fewer multiply-adds than this run on one thread, saving a barrier that would
+    // cost more than their work (0: split every op; tests use it). Results do not change.
+    int64_t min_parallel_cost = 32 * 1024;
 };
 
 // The CPU backend: a thread pool created once (n_threads - 1 workers plus the caller), ops

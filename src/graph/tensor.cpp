@@ -72,7 +72,7 @@ bool Tensor::is_quantized() const { return type_info().quantized; }
 
 void Tensor::set_name(std::string_view n) {
     const size_t len = std::min(n.size(), sizeof(name) - 1);
-    std::memcpy(name, n.data(), len);
+    if (len) std::memcpy(name, n.data(), len);  // an empty view may have a null data()
     name[len] = '\0';
 }
 

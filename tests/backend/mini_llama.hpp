@@ -3,7 +3,6 @@
 // build it: embeddings, per layer rms_norm -> q/k/v -> rope -> KV cache rows (f16) -> fused
 // attention over the whole cache with a mask input -> output projection -> SwiGLU FFN; final
 // norm and logits for selected rows. Used by the determinism, poison and scheduler tests.
-#include "backend/cpu/convert.hpp"
 #include "op_test_util.hpp"
 
 #include <limits>
@@ -61,7 +60,7 @@ struct MiniLlama {
             if (t->ne[1] == 1)
                 for (auto& x : v) x += 1.0f;  // norm weights near 1
             for (int64_t r = 0; r < t->nrows(); ++r)
-                cpu::row_from_f32(t->type, &v[r * t->ne[0]], static_cast<uint8_t*>(t->data) + r * t->nb[1], t->ne[0]);
+                store_row(t->type, &v[r * t->ne[0]], static_cast<uint8_t*>(t->data) + r * t->nb[1], t->ne[0]);
         }
         if (device) {
             size_t cache_bytes = 0;

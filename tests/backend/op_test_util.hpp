@@ -1,6 +1,7 @@
 #pragma once
 // Helpers for the backend op tests: random inputs, element access through any strides, and
 // a naive double-precision reference compared element by element.
+#include "kernels/kernels.hpp"
 #include "pocket/backend.hpp"
 #include "pocket/graph.hpp"
 #include "pocket/scheduler.hpp"
@@ -28,6 +29,17 @@ inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0
 inline void fill_random(Tensor* t, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
     auto v = random_floats(static_cast<size_t>(t->nelements()), seed, lo, hi);
     tensor_set(*t, v.data(), v.size() * sizeof(float));
+}
+
+// One row of n values into `type` (f32, f16, q8_0 ...), and back, with the kernels' conversions.
+inline void store_row(GgmlType type, const float* src, void* dst, int64_t n) { kernels::quantize_rows(type, src, dst, 1, n); }
+inline void load_row(GgmlType type, const void* src, float* dst, int64_t n) { kernels::dequantize_row(type, src, dst, n); }
+// x rounded to f16 and back.
+inline float round_f16(float x) {
+    uint16_t h;
+    store_row(GgmlType::F16, &x, &h, 1);
+    load_row(GgmlType::F16, &h, &x, 1);
+    return x;
 }
 
 // f32 element at logical indices, through the tensor's strides (host memory).
@@ -63,8 +75,10 @@ inline std::vector<uint8_t> bytes_of(const Tensor& t) {
 
 // One backend + scheduler for a test graph.
 struct CpuRunner {
-    explicit CpuRunner(int n_threads = 2, bool poison = false)
-        : backend(make_cpu_backend({.n_threads = n_threads})), sched(*backend, {.poison = poison}) {}
+    // Every op split across the threads unless min_parallel_cost says otherwise.
+    explicit CpuRunner(int n_threads = 2, bool poison = false, int64_t min_parallel_cost = 0)
+        : backend(make_cpu_backend({.n_threads = n_threads, .min_parallel_cost = min_parallel_cost})),
+          sched(*backend, {.poison = poison}) {}
     std::unique_ptr<Backend> backend;
     Scheduler sched;
 };

@@ -1,6 +1,5 @@
 // Each CPU op against a naive double-precision reference, on odd sizes and non-contiguous
 // views (permuted, transposed, offset), with 3 threads so rows split unevenly.
-#include "backend/cpu/convert.hpp"
 #include "op_test_util.hpp"
 
 #include <algorithm>
@@ -155,7 +154,7 @@ TEST(CpuOps, GetRowsF32F16Q8_0) {
         auto buf = r.backend->alloc_buffer(w.nbytes());
         buf->place(w);
         for (int64_t row = 0; row < n_vocab; ++row)
-            cpu::row_from_f32(type, &values[row * n_embd], static_cast<uint8_t*>(w.data) + row * w.nb[1], n_embd);
+            store_row(type, &values[row * n_embd], static_cast<uint8_t*>(w.data) + row * w.nb[1], n_embd);
         Graph g;
         Tensor* ids = g.input("ids", GT::I32, {5, 1, 1, 1});
         Tensor* out = g.get_rows(&w, ids);
@@ -183,7 +182,7 @@ TEST(CpuOps, MulMat) {
             buf->place(w);
             auto wv = random_floats(static_cast<size_t>(k * n * 2), 11);
             for (int64_t row = 0; row < n * 2; ++row)
-                cpu::row_from_f32(wtype, &wv[row * k], static_cast<uint8_t*>(w.data) + row * w.nb[1], k);
+                store_row(wtype, &wv[row * k], static_cast<uint8_t*>(w.data) + row * w.nb[1], k);
             Graph g;
             Tensor* x = transposed_input(g, "x", {k, m, 4, 1});  // [k, m, 4]: x.ne2 = 2 * w.ne2
             Tensor* out = g.mul_mat(&w, x);
@@ -193,12 +192,14 @@ TEST(CpuOps, MulMat) {
             r.sched.compute(g);
             auto wval = [&](int64_t i, int64_t row, int64_t plane) -> double {
                 if (wtype == GT::F32) return get_f32(w, i, row, plane);
-                return cpu::fp16_to_fp32(*static_cast<uint16_t*>(w.element(i, row, plane)));
+                float f;
+                load_row(GT::F16, w.element(i, row, plane), &f, 1);
+                return f;
             };
             // f16 weights pair with f16 activations (as in ggml): x is rounded to f16 first.
             auto xval = [&](int64_t i, int64_t j, int64_t p) {
                 const float f = get_f32(*x, i, j, p);
-                return wtype == GT::F16 ? double(cpu::fp16_to_fp32(cpu::fp32_to_fp16(f))) : double(f);
+                return wtype == GT::F16 ? double(round_f16(f)) : double(f);
             };
             expect_close(*out, [&](auto i0, auto i1, auto i2, auto) {
                 double s = 0;
@@ -323,7 +324,7 @@ TEST(CpuOps, RopeShiftMovesCachedKeys) {
         std::vector<float> row(hd);
         for (int64_t c = 0; c < nc; ++c)
             for (int64_t h = 0; h < nh; ++h) {
-                cpu::row_to_f32(type, cache.element(0, h, c), row.data(), hd);
+                load_row(type, cache.element(0, h, c), row.data(), hd);
                 for (int64_t i = 0; i < hd; ++i) ASSERT_NEAR(row[i], get_f32(*expect, i, h, c), tol) << c << "," << h << "," << i;
             }
     }
@@ -357,7 +358,7 @@ TEST(CpuOps, ContCpyAndSetRowsIntoCache) {
         std::vector<float> row(ne0);
         for (int64_t j = 0; j < n_ctx; ++j) {
             for (const Tensor* t : {&cache, &cache2}) {
-                cpu::row_to_f32(type, static_cast<uint8_t*>(t->data) + j * t->nb[1], row.data(), ne0);
+                load_row(type, static_cast<uint8_t*>(t->data) + j * t->nb[1], row.data(), ne0);
                 int64_t from = -1;
                 if (t == &cache && j >= offset && j < offset + n_new) from = j - offset;
                 if (t == &cache2)
@@ -389,20 +390,6 @@ TEST(CpuOps, Concat) {
             c[dim] -= na[dim];
             return get_f32(*b, c[0], c[1], c[2], c[3]);
         }, 0, 0);
-    }
-}
-
-TEST(CpuOps, HalfConversionRoundsToNearestEven) {
-    // _Float16 conversions are correctly rounded: compare on a sweep of bit patterns.
-    for (uint32_t bits = 0; bits < 0xffffffffu - 7919; bits += 7919) {
-        float f;
-        std::memcpy(&f, &bits, 4);
-        if (std::isnan(f)) continue;
-        const _Float16 h = static_cast<_Float16>(f);
-        uint16_t want;
-        std::memcpy(&want, &h, 2);
-        ASSERT_EQ(cpu::fp32_to_fp16(f), want) << std::hex << bits;
-        ASSERT_EQ(cpu::fp16_to_fp32(want), static_cast<float>(h)) << std::hex << want;
     }
 }
 

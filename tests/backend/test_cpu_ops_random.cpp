@@ -1,6 +1,5 @@
 // Ops on random shapes (1..9 per dim, broadcast dims chosen at random, operands randomly
 // transposed) against the double reference; and type round trips through cpy.
-#include "backend/cpu/convert.hpp"
 #include "op_test_util.hpp"
 
 namespace pocket::test {
@@ -68,10 +67,10 @@ TEST(CpuOpsRandom, CpyRoundTripsThroughEachCacheType) {
         r.sched.compute(g);
         std::vector<float> want(static_cast<size_t>(ne0)), got(static_cast<size_t>(ne0));
         for (int64_t j = 0; j < rows; ++j) {
-            // The round trip equals the backend's own row conversions, exactly.
+            // The round trip equals the kernels' row conversions, exactly.
             std::vector<uint8_t> tmp(mid.row_bytes());
-            cpu::row_from_f32(type, static_cast<const float*>(src->element(0, j)), tmp.data(), ne0);
-            cpu::row_to_f32(type, tmp.data(), want.data(), ne0);
+            store_row(type, static_cast<const float*>(src->element(0, j)), tmp.data(), ne0);
+            load_row(type, tmp.data(), want.data(), ne0);
             std::memcpy(got.data(), back.element(0, j), static_cast<size_t>(ne0) * 4);
             ASSERT_EQ(got, want) << ggml_type_info(type).name << " row " << j;
         }

@@ -1,7 +1,6 @@
 // The fused attention against naive attention, softmax(q k^T * scale + mask) v, computed in
 // double from the same (dequantized) K and V: prefill and decode, grouped-query heads,
 // causal with and without a sliding window, an explicit mask, soft-capping, f32/f16/q8_0 caches.
-#include "backend/cpu/convert.hpp"
 #include "op_test_util.hpp"
 
 #include <algorithm>
@@ -35,10 +34,10 @@ void run_case(const AttnCase& c) {
     for (int64_t j = 0; j < n_ctx; ++j) {
         auto* krow = static_cast<uint8_t*>(kc.data) + j * kc.nb[1];
         auto* vrow = static_cast<uint8_t*>(vc.data) + j * vc.nb[1];
-        cpu::row_from_f32(c.kv_type, &kr[j * kc.ne[0]], krow, kc.ne[0]);
-        cpu::row_from_f32(c.kv_type, &vr[j * vc.ne[0]], vrow, vc.ne[0]);
-        cpu::row_to_f32(c.kv_type, krow, &kf[j * kc.ne[0]], kc.ne[0]);
-        cpu::row_to_f32(c.kv_type, vrow, &vf[j * vc.ne[0]], vc.ne[0]);
+        store_row(c.kv_type, &kr[j * kc.ne[0]], krow, kc.ne[0]);
+        store_row(c.kv_type, &vr[j * vc.ne[0]], vrow, vc.ne[0]);
+        load_row(c.kv_type, krow, &kf[j * kc.ne[0]], kc.ne[0]);
+        load_row(c.kv_type, vrow, &vf[j * vc.ne[0]], vc.ne[0]);
     }
 
     Graph g;

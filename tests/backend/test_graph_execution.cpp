@@ -52,6 +52,13 @@ TEST(GraphExecution, ThreadCountsGiveBitwiseIdenticalLogits) {
     }
 }
 
+// Small ops on one thread (the default) or split (tests' default): the same bits.
+TEST(GraphExecution, SmallOpsOnOneThreadChangeNothing) {
+    CpuRunner split(3);
+    CpuRunner mixed(3, false, CpuBackendOptions{}.min_parallel_cost);
+    EXPECT_EQ(prefill_logits(*split.backend, split.sched), prefill_logits(*mixed.backend, mixed.sched));
+}
+
 // One graph per batch size, reused across steps: only inputs change.
 TEST(GraphExecution, TokenByTokenEqualsOneBatch) {
     CpuRunner r(2);
@@ -113,8 +120,8 @@ TEST(GraphExecution, TwoBackendsSplitByLayerMatchOne) {
     CpuRunner one(2);
     const auto ref = prefill_logits(*one.backend, one.sched);
 
-    auto a = make_cpu_backend({.n_threads = 2});
-    auto b = make_cpu_backend({.n_threads = 3});
+    auto a = make_cpu_backend({.n_threads = 2, .min_parallel_cost = 0});
+    auto b = make_cpu_backend({.n_threads = 3, .min_parallel_cost = 0});
     // Layers 1.. on the second backend (like -ngl 2 of 3), the embeddings and layer 0 on the first.
     Scheduler split({a.get(), b.get()}, [](int layer) { return layer >= 1 ? 1 : 0; });
     MiniLlama model(*a, GgmlType::F32, GgmlType::F16);

@@ -1,7 +1,6 @@
 // mul_mat with quantized weights through the kernels: activations converted once to the
 // weight's vec_dot_type, then every output element is exactly the kernels' vec_dot of that
 // (weight row, activation row) pair, whichever path (vec_dot or gemm) and thread split ran.
-// Built only when the kernels library exists.
 #include "kernels/kernels.hpp"
 #include "op_test_util.hpp"
 

@@ -70,7 +70,8 @@ constexpr auto kOps = make_op_table();
 
 class CpuBackend final : public Backend {
 public:
-    explicit CpuBackend(const CpuBackendOptions& options) : pool_(options.n_threads) {}
+    explicit CpuBackend(const CpuBackendOptions& options)
+        : pool_(options.n_threads), min_parallel_cost_(options.min_parallel_cost) {}
 
     std::string_view name() const override { return "CPU"; }
     bool is_host() const override { return true; }
@@ -85,11 +86,12 @@ public:
         if (op_is_view(node.op)) return true;
         const Tensor* a = node.src[0];
         switch (node.op) {
-            case Op::get_rows: return cpu::can_read_as_f32(a->type) && a->nb[0] == a->type_info().block_bytes;
+            case Op::get_rows: return cpu::to_f32_fn(a->type) && a->nb[0] == a->type_info().block_bytes;
             case Op::mul_mat: return cpu::mul_mat_supported(node);
-            case Op::flash_attn: return cpu::can_read_as_f32(node.src[1]->type) && cpu::can_read_as_f32(node.src[2]->type);
-            case Op::cpy: return cpu::can_write_from_f32(node.src[1]->type);
-            case Op::set_rows: return cpu::can_write_from_f32(a->type);
+            case Op::flash_attn: return cpu::to_f32_fn(node.src[1]->type) && cpu::to_f32_fn(node.src[2]->type);
+            case Op::cpy: return cpu::to_f32_fn(a->type) && cpu::from_f32_fn(node.src[1]->type);
+            case Op::set_rows: return cpu::from_f32_fn(a->type);
+            case Op::rope_shift: return cpu::to_f32_fn(a->type) && cpu::from_f32_fn(a->type);
             default: return static_cast<size_t>(node.op) < kOps.size() && kOps[static_cast<size_t>(node.op)].run;
         }
     }
@@ -139,12 +141,37 @@ private:
     static void run_job(void* ctx, int ith) {
         auto* run = static_cast<Run*>(ctx);
         CpuBackend& b = *run->self;
-        const OpContext oc{ith, b.pool_.size(), &b.pool_, b.work_.get(), b.work_size_, &b.errors_};
+        const OpContext all{ith, b.pool_.size(), &b.pool_, b.work_.get(), b.work_size_, &b.errors_};
+        const OpContext alone{0, 1, nullptr, b.work_.get(), b.work_size_, &b.errors_};
+        // Small ops run on thread 0 alone with no barrier after them: a barrier costs more
+        // than their work (decode of a small model is mostly such ops). Thread 0 then runs
+        // consecutive small ops in program order; a barrier is needed only before the next
+        // op that all threads share. An element is computed the same way by any thread, so
+        // this changes no result.
+        bool pending = false;  // thread 0 wrote results the others have not synchronised with
         for (Tensor* node : run->nodes) {
             const OpFn fn = kOps[static_cast<size_t>(node->op)].run;
             if (!fn) continue;  // views: nothing to compute
-            fn(oc, *node);
-            oc.barrier();
+            if (all.nth > 1 && op_cost(*node) < b.min_parallel_cost_) {
+                if (ith == 0) fn(alone, *node);
+                pending = true;
+                continue;
+            }
+            if (pending) all.barrier();
+            pending = false;
+            fn(all, *node);
+            all.barrier();
+        }
+    }
+
+    // Rough count of multiply-adds, to tell ops worth splitting from ops that are not.
+    static int64_t op_cost(const Tensor& node) {
+        switch (node.op) {
+            case Op::mul_mat: return node.src[0]->ne[0] * node.nelements();
+            case Op::flash_attn: return node.src[0]->ne[0] * node.src[1]->ne[2] * node.src[0]->ne[1] * node.src[0]->ne[2];
+            case Op::set_rows: return node.src[1]->nelements();
+            case Op::cpy: return node.src[0]->nelements();
+            default: return node.nelements();
         }
     }
 
@@ -160,6 +187,7 @@ private:
     };
 
     cpu::ThreadPool pool_;
+    int64_t min_parallel_cost_;
     std::unique_ptr<uint8_t, FreeDeleter> work_;
     size_t work_size_ = 0;
     cpu::ErrorSlot errors_;

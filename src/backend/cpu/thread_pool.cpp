@@ -70,15 +70,17 @@ void ThreadPool::barrier() {
     if (arrived_.fetch_add(1, std::memory_order_acq_rel) == n_threads_ - 1) {
         arrived_.store(0, std::memory_order_relaxed);
         phase_.fetch_add(1, std::memory_order_release);
+        phase_.notify_all();  // cheap when nobody sleeps
         return;
     }
-    // Spin briefly (ops are short), then yield: the machine may have fewer cores than threads.
-    for (int spins = 0; phase_.load(std::memory_order_acquire) == phase; ++spins) {
-        if (spins < 256)
-            cpu_relax();
-        else
-            std::this_thread::yield();
+    // Spin a while (ops are short and the others are usually close behind), then sleep on the
+    // phase: when the machine has fewer free cores than threads, a spinning or yielding waiter
+    // would take the core from the very thread it waits for.
+    for (int spins = 0; spins < 4096; ++spins) {
+        if (phase_.load(std::memory_order_acquire) != phase) return;
+        cpu_relax();
     }
+    while (phase_.load(std::memory_order_acquire) == phase) phase_.wait(phase, std::memory_order_acquire);
 }
 
 }  // namespace pocket::cpu

@@ -1,8 +1,9 @@
 #pragma once
 // A persistent pool of worker threads. run(fn) calls fn(ith) on every thread (the caller is
 // thread 0) and returns when all finished; inside fn, barrier() synchronises all threads
-// between the ops of a graph. Workers sleep on a condition variable between runs and spin
-// (then yield) on the barrier inside a run, so no thread is created after construction.
+// between the ops of a graph. Workers sleep on a condition variable between runs; inside a run
+// they spin briefly on the barrier, then sleep on it (futex). No thread is created after
+// construction.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>

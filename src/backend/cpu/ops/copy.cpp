@@ -10,35 +10,34 @@ namespace pocket::cpu {
 
 namespace {
 
-// Reads one row of `t` (f32/f16/q8_0, any element stride for unquantized types) as f32.
-const float* read_row(const Tensor& t, const uint8_t* row, int64_t n, float* tmp) {
-    if (t.type == GgmlType::F32 && t.nb[0] == sizeof(float)) return reinterpret_cast<const float*>(row);
-    if (t.nb[0] == t.type_info().block_bytes) {
-        row_to_f32(t.type, row, tmp, n);
+// Conversions of one tensor's rows, fetched once per op.
+struct RowReader {
+    const Tensor& t;
+    ToF32Fn to_f32 = to_f32_fn(t.type);
+    // One row as f32: in place for packed f32 rows, else converted into tmp (element by
+    // element for a strided row of an unquantized type).
+    const float* operator()(const uint8_t* row, int64_t n, float* tmp) const {
+        if (t.nb[0] == t.type_info().block_bytes) {
+            if (t.type == GgmlType::F32) return reinterpret_cast<const float*>(row);
+            to_f32(row, tmp, n);
+        } else {
+            for (int64_t i = 0; i < n; ++i) to_f32(row + i * t.nb[0], tmp + i, 1);
+        }
         return tmp;
     }
-    for (int64_t i = 0; i < n; ++i) {
-        const uint8_t* e = row + i * t.nb[0];
-        tmp[i] = t.type == GgmlType::F32 ? *reinterpret_cast<const float*>(e)
-                                         : fp16_to_fp32(*reinterpret_cast<const uint16_t*>(e));
-    }
-    return tmp;
-}
+};
 
-// Writes one f32 row into `t` (f32/f16/q8_0; strided for unquantized types).
-void write_row(const Tensor& t, uint8_t* row, const float* src, int64_t n) {
-    if (t.nb[0] == t.type_info().block_bytes) {
-        row_from_f32(t.type, src, row, n);
-        return;
+struct RowWriter {
+    const Tensor& t;
+    FromF32Fn from_f32 = from_f32_fn(t.type);
+    void operator()(uint8_t* row, const float* src, int64_t n) const {
+        if (t.nb[0] == t.type_info().block_bytes) {
+            from_f32(src, row, n, nullptr);
+        } else {
+            for (int64_t i = 0; i < n; ++i) from_f32(src + i, row + i * t.nb[0], 1, nullptr);
+        }
     }
-    for (int64_t i = 0; i < n; ++i) {
-        uint8_t* e = row + i * t.nb[0];
-        if (t.type == GgmlType::F32)
-            *reinterpret_cast<float*>(e) = src[i];
-        else
-            *reinterpret_cast<uint16_t*>(e) = fp32_to_fp16(src[i]);
-    }
-}
+};
 
 // Copies row r of src into row r of dst (rows counted in each tensor's own shape).
 void copy_rows(const OpContext& ctx, const Tensor& src, const Tensor& dst) {
@@ -46,6 +45,8 @@ void copy_rows(const OpContext& ctx, const Tensor& src, const Tensor& dst) {
     float* tmp = ctx.thread_scratch<float>(static_cast<size_t>(n) * sizeof(float));
     const bool same_bytes = src.type == dst.type && src.nb[0] == src.type_info().block_bytes &&
                             dst.nb[0] == dst.type_info().block_bytes;
+    const RowReader read{src};
+    const RowWriter write{dst};
     const auto [r0, r1] = ctx.range(src.nrows());
     for (int64_t r = r0; r < r1; ++r) {
         const uint8_t* in = row_ptr(src, row_index(src, r));
@@ -53,7 +54,7 @@ void copy_rows(const OpContext& ctx, const Tensor& src, const Tensor& dst) {
         if (same_bytes)
             std::memcpy(out, in, src.row_bytes());
         else
-            write_row(dst, out, read_row(src, in, n, tmp), n);
+            write(out, read(in, n, tmp), n);
     }
 }
 
@@ -74,6 +75,8 @@ void op_set_rows(const OpContext& ctx, Tensor& dst) {
     const Tensor& idx = *dst.src[2];
     const int64_t n = src.ne[0];
     float* tmp = ctx.thread_scratch<float>(static_cast<size_t>(n) * sizeof(float));
+    const RowReader read{src};
+    const RowWriter write{target};
     const auto [r0, r1] = ctx.range(src.nrows());
     for (int64_t r = r0; r < r1; ++r) {
         const RowIndex ix = row_index(src, r);
@@ -83,7 +86,7 @@ void op_set_rows(const OpContext& ctx, Tensor& dst) {
             continue;
         }
         uint8_t* out = static_cast<uint8_t*>(target.data) + static_cast<size_t>(row) * target.nb[1];
-        write_row(target, out, read_row(src, row_ptr(src, ix), n, tmp), n);
+        write(out, read(row_ptr(src, ix), n, tmp), n);
     }
 }
 

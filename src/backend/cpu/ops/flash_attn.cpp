@@ -4,8 +4,8 @@
 // f32 once per group rather than once per head. Every output row is computed by one thread
 // in a fixed cell order, so results do not depend on -t.
 #include "backend/cpu/convert.hpp"
-#include "backend/cpu/dot.hpp"
 #include "backend/cpu/ops.hpp"
+#include "kernels/kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -51,6 +51,10 @@ void op_flash_attn(const OpContext& ctx, Tensor& dst) {
     float* ls = ms + group;               // running sum per head
     const bool k_f32 = k.type == GgmlType::F32;
     const bool v_f32 = v.type == GgmlType::F32;
+    const ToF32Fn k_to_f32 = to_f32_fn(k.type);
+    const ToF32Fn v_to_f32 = to_f32_fn(v.type);
+    // Scores in f32 with the kernels' f32 dot (fixed summation order for a given n).
+    const kernels::VecDotFn dot = kernels::type_kernels(GgmlType::F32)->vec_dot;
 
     const auto [w0, w1] = ctx.range(n_q * n_head_kv);
     for (int64_t w = w0; w < w1; ++w) {
@@ -84,9 +88,11 @@ void op_flash_attn(const OpContext& ctx, Tensor& dst) {
                 any = true;
                 const void* krow = k.element(0, hk, c);
                 const float* kf = k_f32 ? static_cast<const float*>(krow) : krow_f;
-                if (!k_f32) row_to_f32(k.type, krow, krow_f, d);
+                if (!k_f32) k_to_f32(krow, krow_f, d);
                 for (int64_t g = 0; g < group; ++g) {
-                    float score = dot_f32(qs + g * d, kf, d) * p.scale;
+                    float score;
+                    dot(d, &score, qs + g * d, kf);
+                    score *= p.scale;
                     if (p.softcap > 0.0f) score = p.softcap * std::tanh(score / p.softcap);
                     scores[g * kBlock + j] = score + mv;
                 }
@@ -114,7 +120,7 @@ void op_flash_attn(const OpContext& ctx, Tensor& dst) {
                     const float s = scores[g * kBlock + j];
                     if (s == kNegInf) continue;
                     if (!converted) {
-                        row_to_f32(v.type, vrow, vrow_f, dv);
+                        v_to_f32(vrow, vrow_f, dv);
                         converted = true;
                     }
                     const float e = std::exp(s - ms[g]);

@@ -9,6 +9,7 @@ namespace pocket::cpu {
 void op_get_rows(const OpContext& ctx, Tensor& dst) {
     const Tensor& a = *dst.src[0];
     const Tensor& ids = *dst.src[1];
+    const ToF32Fn to_f32 = to_f32_fn(a.type);
     const auto [r0, r1] = ctx.range(dst.nrows());
     for (int64_t r = r0; r < r1; ++r) {
         const RowIndex ix = row_index(dst, r);  // ix.i1 indexes ids' dim 0, i2/i3 its dims 1/2
@@ -18,7 +19,7 @@ void op_get_rows(const OpContext& ctx, Tensor& dst) {
             continue;
         }
         const uint8_t* src = static_cast<const uint8_t*>(a.data) + id * a.nb[1] + (a.ne[2] > 1 ? ix.i2 * a.nb[2] : 0);
-        row_to_f32(a.type, src, reinterpret_cast<float*>(row_ptr(dst, ix)), a.ne[0]);
+        to_f32(src, reinterpret_cast<float*>(row_ptr(dst, ix)), a.ne[0]);
     }
 }
 

@@ -4,8 +4,8 @@
 // computes every activation row for its weight rows, with vec_dot for one activation row
 // and gemm for several. Each output element is computed by exactly one thread by a kernel
 // whose result does not depend on the split: bitwise identical for any thread count.
-#include "backend/cpu/matmul_kernels.hpp"
 #include "backend/cpu/ops.hpp"
+#include "kernels/kernels.hpp"
 
 #include <algorithm>
 
@@ -13,12 +13,20 @@ namespace pocket::cpu {
 
 namespace {
 
+using kernels::TypeKernels;
+
+// The weight type's kernels, when it has a dot product (and hence a gemm).
+const TypeKernels* dot_kernels(GgmlType type) {
+    const TypeKernels* k = kernels::type_kernels(type);
+    return k && k->vec_dot && k->gemm ? k : nullptr;
+}
+
 // Activations can be used in place when they already are f32 rows of the right type.
-bool needs_conversion(const Tensor& x, const MatmulKernels& k) {
+bool needs_conversion(const Tensor& x, const TypeKernels& k) {
     return k.vec_dot_type != GgmlType::F32 || x.nb[0] != sizeof(float);
 }
 
-size_t act_row_bytes(const MatmulKernels& k, int64_t n) {
+size_t act_row_bytes(const TypeKernels& k, int64_t n) {
     const auto& ti = ggml_type_info(k.vec_dot_type);
     return static_cast<size_t>(n / ti.block_size) * ti.block_bytes;
 }
@@ -27,7 +35,7 @@ size_t act_row_bytes(const MatmulKernels& k, int64_t n) {
 
 bool mul_mat_supported(const Tensor& node) {
     const Tensor& w = *node.src[0];
-    const MatmulKernels* k = matmul_kernels(w.type);
+    const TypeKernels* k = dot_kernels(w.type);
     if (!k) return false;
     return w.ne[0] % ggml_type_info(k->vec_dot_type).block_size == 0;
 }
@@ -35,7 +43,7 @@ bool mul_mat_supported(const Tensor& node) {
 size_t mul_mat_work_size(const Tensor& node, int nth) {
     const Tensor& w = *node.src[0];
     const Tensor& x = *node.src[1];
-    const MatmulKernels* k = matmul_kernels(w.type);
+    const TypeKernels* k = dot_kernels(w.type);
     if (!k || !needs_conversion(x, *k)) return 0;
     size_t bytes = round_up(act_row_bytes(*k, x.ne[0]) * static_cast<size_t>(x.nrows()), kScratchAlign);
     if (x.nb[0] != sizeof(float)) bytes += per_thread_bytes(static_cast<size_t>(x.ne[0]) * sizeof(float), nth);
@@ -45,7 +53,7 @@ size_t mul_mat_work_size(const Tensor& node, int nth) {
 void op_mul_mat(const OpContext& ctx, Tensor& dst) {
     const Tensor& w = *dst.src[0];
     const Tensor& x = *dst.src[1];
-    const MatmulKernels& k = *matmul_kernels(w.type);
+    const TypeKernels& k = *dot_kernels(w.type);
     const int64_t n = w.ne[0];
     const int64_t m = x.ne[1];
 
@@ -69,7 +77,7 @@ void op_mul_mat(const OpContext& ctx, Tensor& dst) {
                 for (int64_t i = 0; i < n; ++i) tmp[i] = *reinterpret_cast<const float*>(src + i * x.nb[0]);
                 row = tmp;
             }
-            k.convert_activation(k.vec_dot_type, row, ctx.work + static_cast<size_t>(r) * a_row, n);
+            kernels::convert_activation_row(k.vec_dot_type, row, ctx.work + static_cast<size_t>(r) * a_row, n);
         }
         ctx.barrier();
     }

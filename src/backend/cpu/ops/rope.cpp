@@ -101,11 +101,13 @@ void op_rope(const OpContext& ctx, Tensor& dst) {
 
 void op_rope_shift(const OpContext& ctx, Tensor& dst) {
     Tensor& k = *dst.src[0];
+    const ToF32Fn to_f32 = to_f32_fn(k.type);
+    const FromF32Fn from_f32 = from_f32_fn(k.type);
     rope_rows(ctx, dst, k, [&](const RopeParams& p, const float* cs, float* row, int64_t h, int64_t t) {
         void* cell = k.element(0, h, t);
-        row_to_f32(k.type, cell, row, k.ne[0]);
+        to_f32(cell, row, k.ne[0]);
         rotate(p, cs, row);
-        row_from_f32(k.type, row, cell, k.ne[0]);
+        from_f32(row, cell, k.ne[0], nullptr);
     });
 }
 
