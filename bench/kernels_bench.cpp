@@ -1,6 +1,7 @@
 // Kernel speed, per type and ISA:
 //   dot/<type>/<isa>      matrix x vector (M = 1) over a weight matrix larger than the
 //                         caches; bytes_per_second counts weight bytes read
+//   gemv/<type>/<isa>     the same through gemm with m = 1 (row tiles share activations)
 //   gemm/<type>/<isa>/M   M activation rows at once; GFLOPS = 2 * n * rows * M / time
 //   read_bandwidth        a STREAM-style read of a large buffer (the ceiling for dot)
 #include "kernels/kernels.hpp"
@@ -71,6 +72,21 @@ void bench_dot(benchmark::State& state, GgmlType t, Isa isa) {
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.size()));
 }
 
+// The same matrix-vector product through gemm (m = 1): tiles share the activation row.
+void bench_gemv(benchmark::State& state, GgmlType t, Isa isa) {
+    set_active_isa(isa);
+    const auto w = weight_rows(t, kDotRows);
+    const auto a = activation_rows(t, 1);
+    const TypeKernels* k = type_kernels(t);
+    std::vector<float> out(static_cast<size_t>(kDotRows));
+    for (auto _ : state) {
+        k->gemm(kN, w.data(), row_bytes(t, kN), kDotRows, a.data(), row_bytes(k->vec_dot_type, kN), 1, out.data(),
+                kDotRows);
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.size()));
+}
+
 void bench_gemm(benchmark::State& state, GgmlType t, Isa isa, int64_t m) {
     set_active_isa(isa);
     const auto w = weight_rows(t, kGemmRows);
@@ -121,6 +137,10 @@ int main(int argc, char** argv) {
         if (!isa_supported(isa)) continue;
         for (GgmlType t : dot_types)
             benchmark::RegisterBenchmark((std::string("dot/") + name_of(t) + "/" + isa_name(isa)).c_str(), bench_dot, t, isa)
+                ->Unit(benchmark::kMillisecond);
+        for (GgmlType t : gemm_types)
+            benchmark::RegisterBenchmark((std::string("gemv/") + name_of(t) + "/" + isa_name(isa)).c_str(), bench_gemv, t,
+                                         isa)
                 ->Unit(benchmark::kMillisecond);
         for (GgmlType t : gemm_types)
             for (int64_t m : {8, 32, 512})
