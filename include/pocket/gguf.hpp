@@ -104,6 +104,8 @@ class GgufFile {
 public:
     // Opens and validates; throws pocket::Error naming the file on any problem.
     static GgufFile open(const std::string& path, const GgufOpenOptions& options = {});
+    // Parses a copy of bytes already in memory; `name` stands in for the path in errors.
+    static GgufFile from_memory(const void* data, size_t size, const std::string& name);
 
     GgufFile(GgufFile&&) noexcept;
     GgufFile& operator=(GgufFile&&) noexcept;

@@ -235,6 +235,15 @@ GgufFile GgufFile::open(const std::string& path, const GgufOpenOptions& options)
     return f;
 }
 
+GgufFile GgufFile::from_memory(const void* data, size_t size, const std::string& name) {
+    GgufFile f;
+    f.path_ = name;
+    f.file_ = std::make_unique<MappedFile>(data, size);
+    f.file_size_ = size;
+    GgufParser(f, f.file_->data(), f.file_->size()).parse();
+    return f;
+}
+
 GgufFile::GgufFile(GgufFile&&) noexcept = default;
 GgufFile& GgufFile::operator=(GgufFile&&) noexcept = default;
 GgufFile::~GgufFile() = default;

@@ -204,8 +204,8 @@ void GgufWriter::begin() {
         abort_file();
         throw Error("{}: cannot open the temporary file", path_);
     }
-    std::vector<uint8_t> h;
-    h.insert(h.end(), {'G', 'G', 'U', 'F'});
+
+    std::vector<uint8_t> h{'G', 'G', 'U', 'F'};
     put_le<uint32_t>(h, 3);
     put_le<uint64_t>(h, tensors_.size());
     put_le<uint64_t>(h, kv_.size());

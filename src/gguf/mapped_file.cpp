@@ -67,6 +67,13 @@ MappedFile::MappedFile(const std::string& path, bool use_mmap, bool lock) {
     }
 }
 
+MappedFile::MappedFile(const void* data, size_t size) : size_(size) {
+    heap_ = std::aligned_alloc(64, (size + 64) / 64 * 64);
+    if (!heap_) throw Error("cannot allocate {} bytes", size);
+    if (size) std::memcpy(heap_, data, size);
+    data_ = static_cast<const uint8_t*>(heap_);
+}
+
 MappedFile::~MappedFile() {
     if (locked_) ::munlock(data_, size_);
     if (mapped_) ::munmap(const_cast<uint8_t*>(data_), size_);

@@ -10,6 +10,7 @@ namespace pocket {
 class MappedFile {
 public:
     MappedFile(const std::string& path, bool use_mmap, bool lock);
+    MappedFile(const void* data, size_t size);  // an aligned heap copy
     ~MappedFile();
     MappedFile(const MappedFile&) = delete;
     MappedFile& operator=(const MappedFile&) = delete;

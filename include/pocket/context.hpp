@@ -1,0 +1,72 @@
+#pragma once
+// A Context evaluates tokens with a Model: it owns the backend (-t), the KV cache (-c, -ctk,
+// -ctv), the graph for the current batch shape, and the logits of the last decode.
+//
+//     auto model = pocket::Model::load("m.gguf");
+//     pocket::Context ctx(*model, {.n_threads = 8});
+//     ctx.decode(prompt_tokens);                 // evaluated in batches of n_ubatch
+//     auto logits = ctx.last_logits();           // n_vocab floats
+//
+// Logits do not depend on n_threads or on the batch sizes: every kernel reduces in a fixed
+// order and the batched matrix products give exactly the bits of the one-row ones.
+#include "pocket/model.hpp"
+#include "pocket/vocab.hpp"
+
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace pocket {
+
+struct ContextOptions {
+    uint32_t n_ctx = 0;        // 0: the model's context length, at most 4096
+    uint32_t n_batch = 2048;   // -b: tokens handed to one decode call at most (logical batch)
+    uint32_t n_ubatch = 512;   // -ub: tokens evaluated by one graph run (physical batch)
+    int n_threads = 0;         // 0: all hardware threads
+    GgmlType type_k = GgmlType::F16;
+    GgmlType type_v = GgmlType::F16;
+};
+
+class Context {
+public:
+    Context(const Model& model, const ContextOptions& options = {});
+    ~Context();
+    Context(const Context&) = delete;
+    Context& operator=(const Context&) = delete;
+
+    // Appends tokens at positions n_past() .. and evaluates them. Keeps the logits of the
+    // last token, or of every token when all_logits. Throws pocket::Error when the tokens do
+    // not fit in the context (nothing is evaluated then).
+    void decode(std::span<const TokenId> tokens, bool all_logits = false);
+
+    size_t n_logits() const { return n_logit_rows_; }
+    std::span<const float> logits(size_t row) const;  // row < n_logits()
+    std::span<const float> last_logits() const { return logits(n_logit_rows_ - 1); }
+
+    uint32_t n_past() const { return n_past_; }
+    uint32_t n_ctx() const { return n_ctx_; }
+    const Model& model() const { return model_; }
+
+    void clear();                      // forgets every token
+    void truncate(uint32_t n_keep);    // forgets the tokens at positions >= n_keep
+    // Context shift: drops n_discard tokens after the first n_keep, moves the rest down and
+    // re-rotates their keys, so that generation can go on.
+    void shift(uint32_t n_keep, uint32_t n_discard);
+
+    size_t arena_bytes() const;
+    size_t kv_bytes() const;
+
+private:
+    struct State;
+    void run_ubatch(std::span<const TokenId> tokens, bool all_logits, size_t out_offset);
+
+    const Model& model_;
+    ContextOptions options_;
+    uint32_t n_ctx_ = 0;
+    uint32_t n_past_ = 0;
+    std::unique_ptr<State> s_;
+    std::vector<float> logits_;
+    size_t n_logit_rows_ = 0;
+};
+
+}  // namespace pocket

@@ -1,0 +1,175 @@
+// The CPU backend: host buffers, a persistent thread pool, and a table of op implementations.
+// One pool run per compute: all threads walk the node list together, each doing its rows of
+// a node, with a barrier between nodes.
+#include "backend/cpu/convert.hpp"
+#include "backend/cpu/ops.hpp"
+#include "backend/cpu/thread_pool.hpp"
+#include "pocket/backend.hpp"
+#include "pocket/error.hpp"
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+
+namespace pocket {
+
+namespace {
+
+using cpu::OpContext;
+
+class HostBuffer final : public Buffer {
+public:
+    HostBuffer(Backend& backend, size_t size)
+        : Buffer(backend, allocate(size), size) {}
+    ~HostBuffer() override { std::free(data()); }
+
+private:
+    static void* allocate(size_t size) {
+        const size_t rounded = (std::max<size_t>(size, 1) + Buffer::kAlign - 1) / Buffer::kAlign * Buffer::kAlign;
+        void* p = std::aligned_alloc(Buffer::kAlign, rounded);
+        if (!p) throw Error("cpu backend: cannot allocate {} bytes", size);
+        return p;
+    }
+};
+
+using OpFn = void (*)(const OpContext&, Tensor&);
+using WorkFn = size_t (*)(const Tensor&, int);
+
+struct OpEntry {
+    OpFn run = nullptr;
+    WorkFn work = nullptr;
+};
+
+constexpr size_t kOpCount = static_cast<size_t>(Op::flash_attn) + 1;
+
+constexpr std::array<OpEntry, kOpCount> make_op_table() {
+    std::array<OpEntry, kOpCount> t{};
+    auto set = [&](Op op, OpFn run, WorkFn work = nullptr) { t[static_cast<size_t>(op)] = {run, work}; };
+    set(Op::get_rows, cpu::op_get_rows);
+    set(Op::add, cpu::op_add);
+    set(Op::mul, cpu::op_mul);
+    set(Op::scale, cpu::op_scale);
+    set(Op::rms_norm, cpu::op_rms_norm);
+    set(Op::norm, cpu::op_norm);
+    set(Op::silu, cpu::op_silu);
+    set(Op::gelu, cpu::op_gelu);
+    set(Op::swiglu, cpu::op_swiglu);
+    set(Op::geglu, cpu::op_geglu);
+    set(Op::soft_max, cpu::op_soft_max, cpu::soft_max_work_size);
+    set(Op::mul_mat, cpu::op_mul_mat, cpu::mul_mat_work_size);
+    set(Op::rope, cpu::op_rope, cpu::rope_work_size);
+    set(Op::rope_shift, cpu::op_rope_shift, cpu::rope_work_size);
+    set(Op::cont, cpu::op_cont, cpu::copy_work_size);
+    set(Op::cpy, cpu::op_cpy, cpu::copy_work_size);
+    set(Op::set_rows, cpu::op_set_rows, cpu::copy_work_size);
+    set(Op::concat, cpu::op_concat);
+    set(Op::flash_attn, cpu::op_flash_attn, cpu::flash_attn_work_size);
+    return t;
+}
+constexpr auto kOps = make_op_table();
+
+class CpuBackend final : public Backend {
+public:
+    explicit CpuBackend(const CpuBackendOptions& options) : pool_(options.n_threads) {}
+
+    std::string_view name() const override { return "CPU"; }
+    bool is_host() const override { return true; }
+    bool can_access(const Tensor& t) const override {
+        const Tensor* b = t.base();
+        return !b->buffer || b->buffer->backend().is_host();
+    }
+
+    std::unique_ptr<Buffer> alloc_buffer(size_t bytes) override { return std::make_unique<HostBuffer>(*this, bytes); }
+
+    bool supports_op(const Tensor& node) const override {
+        if (op_is_view(node.op)) return true;
+        const Tensor* a = node.src[0];
+        switch (node.op) {
+            case Op::get_rows: return cpu::can_read_as_f32(a->type) && a->nb[0] == a->type_info().block_bytes;
+            case Op::mul_mat: return cpu::mul_mat_supported(node);
+            case Op::flash_attn: return cpu::can_read_as_f32(node.src[1]->type) && cpu::can_read_as_f32(node.src[2]->type);
+            case Op::cpy: return cpu::can_write_from_f32(node.src[1]->type);
+            case Op::set_rows: return cpu::can_write_from_f32(a->type);
+            default: return static_cast<size_t>(node.op) < kOps.size() && kOps[static_cast<size_t>(node.op)].run;
+        }
+    }
+
+    void reserve(std::span<Tensor* const> nodes) override {
+        const size_t need = work_size(nodes);
+        if (need > work_size_) {
+            work_.reset(static_cast<uint8_t*>(std::aligned_alloc(cpu::kScratchAlign, cpu::round_up(need, cpu::kScratchAlign))));
+            if (!work_) throw Error("cpu backend: cannot allocate {} bytes of scratch", need);
+            work_size_ = need;
+        }
+    }
+
+    void compute(std::span<Tensor* const> nodes) override {
+        if (work_size(nodes) > work_size_)
+            throw Error("cpu backend: compute without reserve for these nodes (scratch {} < {} bytes)", work_size_,
+                        work_size(nodes));
+        Run run{this, nodes};
+        pool_.run(&CpuBackend::run_job, &run);
+        if (!errors_.message.empty()) {
+            std::string message = std::move(errors_.message);
+            errors_.message.clear();
+            throw Error("cpu backend: {}", message);
+        }
+    }
+
+    void set_tensor(Tensor& t, const void* src, size_t offset, size_t size) override {
+        std::memcpy(static_cast<uint8_t*>(t.data) + offset, src, size);
+    }
+    void get_tensor(const Tensor& t, void* dst, size_t offset, size_t size) override {
+        std::memcpy(dst, static_cast<const uint8_t*>(t.data) + offset, size);
+    }
+    void memset(void* ptr, uint8_t value, size_t size) override { std::memset(ptr, value, size); }
+    void copy_from(Backend& from, const Tensor& src, Tensor& dst) override {
+        if (from.is_host())
+            std::memcpy(dst.data, src.data, src.nbytes());
+        else
+            from.get_tensor(src, dst.data, 0, src.nbytes());
+    }
+
+private:
+    struct Run {
+        CpuBackend* self;
+        std::span<Tensor* const> nodes;
+    };
+
+    static void run_job(void* ctx, int ith) {
+        auto* run = static_cast<Run*>(ctx);
+        CpuBackend& b = *run->self;
+        const OpContext oc{ith, b.pool_.size(), &b.pool_, b.work_.get(), b.work_size_, &b.errors_};
+        for (Tensor* node : run->nodes) {
+            const OpFn fn = kOps[static_cast<size_t>(node->op)].run;
+            if (!fn) continue;  // views: nothing to compute
+            fn(oc, *node);
+            oc.barrier();
+        }
+    }
+
+    size_t work_size(std::span<Tensor* const> nodes) const {
+        size_t need = 0;
+        for (const Tensor* node : nodes)
+            if (const WorkFn w = kOps[static_cast<size_t>(node->op)].work) need = std::max(need, w(*node, pool_.size()));
+        return need;
+    }
+
+    struct FreeDeleter {
+        void operator()(uint8_t* p) const { std::free(p); }
+    };
+
+    cpu::ThreadPool pool_;
+    std::unique_ptr<uint8_t, FreeDeleter> work_;
+    size_t work_size_ = 0;
+    cpu::ErrorSlot errors_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(const CpuBackendOptions& options) {
+    if (options.n_threads < 1) throw Error("cpu backend: n_threads must be >= 1, got {}", options.n_threads);
+    return std::make_unique<CpuBackend>(options);
+}
+
+}  // namespace pocket

@@ -1,0 +1,48 @@
+#pragma once
+// A persistent pool of worker threads. run(fn) calls fn(ith) on every thread (the caller is
+// thread 0) and returns when all finished; inside fn, barrier() synchronises all threads
+// between the ops of a graph. Workers sleep on a condition variable between runs and spin
+// (then yield) on the barrier inside a run, so no thread is created after construction.
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace pocket::cpu {
+
+class ThreadPool {
+public:
+    explicit ThreadPool(int n_threads);
+    ~ThreadPool();
+    ThreadPool(const ThreadPool&) = delete;
+    ThreadPool& operator=(const ThreadPool&) = delete;
+
+    int size() const { return n_threads_; }
+
+    // Runs job(ctx, ith) on all threads. Not reentrant: one run at a time.
+    using Job = void (*)(void* ctx, int ith);
+    void run(Job job, void* ctx);
+
+    // Waits until every thread of the current run reached this point.
+    void barrier();
+
+private:
+    void worker_main(int ith);
+
+    int n_threads_;
+    std::vector<std::thread> workers_;
+
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    uint64_t generation_ = 0;   // bumped once per run, under mutex_
+    bool stop_ = false;
+    Job job_ = nullptr;
+    void* ctx_ = nullptr;
+
+    alignas(64) std::atomic<int> arrived_{0};
+    alignas(64) std::atomic<uint32_t> phase_{0};
+};
+
+}  // namespace pocket::cpu

@@ -1,0 +1,164 @@
+#include "pocket/context.hpp"
+
+#include "model/forward_inputs.hpp"
+#include "model/kv_cache.hpp"
+#include "pocket/backend.hpp"
+#include "pocket/error.hpp"
+#include "pocket/graph.hpp"
+#include "pocket/scheduler.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <thread>
+
+namespace pocket {
+namespace {
+
+// Attention reads the cache in steps of this many cells, so that the decode graph is
+// rebuilt once per 256 tokens rather than per token; the cells past n_past are masked.
+constexpr uint32_t kKvStep = 256;
+
+}  // namespace
+
+struct Context::State {
+    std::unique_ptr<Backend> backend;
+    std::unique_ptr<KvCache> cache;
+    std::unique_ptr<Scheduler> sched;
+    // The graph of the current batch shape; rebuilt when the shape changes.
+    std::unique_ptr<Graph> graph;
+    int64_t n_tokens = -1, n_out = -1, n_kv = -1;
+    Tensor *ids = nullptr, *pos = nullptr, *kv_rows = nullptr, *kq_mask = nullptr, *out_rows = nullptr, *logits = nullptr;
+    std::vector<int32_t> i32;  // staging for inputs
+    std::vector<float> mask;
+};
+
+Context::Context(const Model& model, const ContextOptions& options) : model_(model), options_(options), s_(std::make_unique<State>()) {
+    const HParams& hp = model.hparams();
+    n_ctx_ = options.n_ctx ? options.n_ctx : std::min<uint32_t>(hp.n_ctx_train ? hp.n_ctx_train : 4096, 4096);
+    if (options_.n_ubatch == 0 || options_.n_batch == 0) throw Error("batch sizes must be positive");
+    options_.n_ubatch = std::min(options_.n_ubatch, options_.n_batch);
+    int threads = options.n_threads;
+    if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    s_->backend = make_cpu_backend({.n_threads = threads});
+    s_->cache = std::make_unique<KvCache>(*s_->backend, hp, n_ctx_, options.type_k, options.type_v);
+    s_->sched = std::make_unique<Scheduler>(*s_->backend);
+    spdlog::info("context: n_ctx {}, n_batch {}, n_ubatch {}, {} threads, KV cache {} + {} ({:.1f} MiB)", n_ctx_, options_.n_batch,
+                 options_.n_ubatch, threads, ggml_type_info(options.type_k).name, ggml_type_info(options.type_v).name,
+                 static_cast<double>(s_->cache->bytes()) / (1024.0 * 1024.0));
+}
+
+Context::~Context() = default;
+
+std::span<const float> Context::logits(size_t row) const {
+    if (row >= n_logit_rows_) throw Error("no logits for row {} (the last decode kept {})", row, n_logit_rows_);
+    const size_t n = model_.hparams().n_vocab;
+    return {logits_.data() + row * n, n};
+}
+
+void Context::decode(std::span<const TokenId> tokens, bool all_logits) {
+    if (tokens.empty()) throw Error("decode: no tokens");
+    if (n_past_ + tokens.size() > n_ctx_)
+        throw Error("{} tokens do not fit in the context: {} of {} positions are used (raise -c)", tokens.size(), n_past_, n_ctx_);
+    const uint32_t n_vocab = model_.hparams().n_vocab;
+    for (TokenId t : tokens)
+        if (t < 0 || static_cast<uint32_t>(t) >= n_vocab) throw Error("token id {} is outside the vocabulary (0..{})", t, n_vocab - 1);
+    n_logit_rows_ = all_logits ? tokens.size() : 1;
+    logits_.resize(n_logit_rows_ * n_vocab);
+    for (size_t done = 0; done < tokens.size();) {
+        const size_t n = std::min<size_t>(options_.n_ubatch, tokens.size() - done);
+        const bool last = done + n == tokens.size();
+        if (all_logits || last) run_ubatch(tokens.subspan(done, n), all_logits, all_logits ? done : 0);
+        else run_ubatch(tokens.subspan(done, n), false, SIZE_MAX);  // no logits wanted from this one
+        done += n;
+    }
+}
+
+void Context::run_ubatch(std::span<const TokenId> tokens, bool all_logits, size_t out_offset) {
+    State& s = *s_;
+    const HParams& hp = model_.hparams();
+    const int64_t n_tokens = static_cast<int64_t>(tokens.size());
+    const int64_t n_out = all_logits ? n_tokens : 1;
+    const int64_t n_kv = std::min<int64_t>((n_past_ + n_tokens + kKvStep - 1) / kKvStep * kKvStep, n_ctx_);
+
+    if (!s.graph || s.n_tokens != n_tokens || s.n_out != n_out || s.n_kv != n_kv) {
+        s.graph = std::make_unique<Graph>();
+        Graph& g = *s.graph;
+        s.ids = g.input("ids", GgmlType::I32, {n_tokens, 1, 1, 1});
+        s.pos = g.input("pos", GgmlType::I32, {n_tokens, 1, 1, 1});
+        s.kv_rows = g.input("kv_rows", GgmlType::I32, {n_tokens, 1, 1, 1});
+        s.kq_mask = g.input("kq_mask", GgmlType::F32, {n_kv, n_tokens, 1, 1});
+        s.out_rows = n_out < n_tokens ? g.input("out_rows", GgmlType::I32, {n_out, 1, 1, 1}) : nullptr;
+        ForwardInputs in{hp, *s.cache, n_tokens, n_out, n_kv, s.ids, s.pos, s.kv_rows, s.kq_mask, s.out_rows};
+        s.logits = model_.architecture().build(g, in);
+        g.mark_output(s.logits);
+        s.sched->allocate(g);
+        s.n_tokens = n_tokens;
+        s.n_out = n_out;
+        s.n_kv = n_kv;
+        spdlog::debug("graph for {} tokens, {} outputs, {} cells: {} nodes, arena {} bytes", n_tokens, n_out, n_kv,
+                      g.nodes().size(), s.sched->arena_bytes());
+    }
+
+    s.i32.assign(tokens.begin(), tokens.end());
+    tensor_set(*s.ids, s.i32.data(), s.i32.size() * sizeof(int32_t));
+    for (int64_t t = 0; t < n_tokens; ++t) s.i32[static_cast<size_t>(t)] = static_cast<int32_t>(n_past_ + t);
+    tensor_set(*s.pos, s.i32.data(), s.i32.size() * sizeof(int32_t));
+    tensor_set(*s.kv_rows, s.i32.data(), s.i32.size() * sizeof(int32_t));  // cell == position
+    // Token t (at position n_past + t) sees cells 0 .. n_past + t; a sliding window limits
+    // that to the last `window` positions.
+    const float ninf = -std::numeric_limits<float>::infinity();
+    s.mask.assign(static_cast<size_t>(n_kv * n_tokens), ninf);
+    const int64_t window = hp.sliding_window;
+    for (int64_t t = 0; t < n_tokens; ++t) {
+        const int64_t p = n_past_ + t;
+        const int64_t first = window > 0 ? std::max<int64_t>(0, p - window + 1) : 0;
+        std::fill(s.mask.begin() + t * n_kv + first, s.mask.begin() + t * n_kv + p + 1, 0.0f);
+    }
+    tensor_set(*s.kq_mask, s.mask.data(), s.mask.size() * sizeof(float));
+    if (s.out_rows) {
+        const int32_t last = static_cast<int32_t>(n_tokens - 1);
+        tensor_set(*s.out_rows, &last, sizeof last);
+    }
+    s.sched->compute(*s.graph);
+    n_past_ += static_cast<uint32_t>(n_tokens);
+    if (out_offset != SIZE_MAX) {
+        const size_t n_vocab = hp.n_vocab;
+        tensor_get(*s.logits, logits_.data() + out_offset * n_vocab, static_cast<size_t>(n_out) * n_vocab * sizeof(float));
+    }
+}
+
+void Context::clear() { n_past_ = 0; }
+
+void Context::truncate(uint32_t n_keep) { n_past_ = std::min(n_past_, n_keep); }
+
+void Context::shift(uint32_t n_keep, uint32_t n_discard) {
+    if (n_keep + n_discard > n_past_) throw Error("context shift: cannot drop {} tokens after {} of {}", n_discard, n_keep, n_past_);
+    const uint32_t n_move = n_past_ - n_keep - n_discard;
+    s_->cache->move_cells(n_keep + n_discard, n_keep, n_move);
+    // Re-rotate the moved keys to their new positions (delta = -n_discard).
+    const HParams& hp = model_.hparams();
+    Graph g;
+    Tensor* delta = g.input("delta", GgmlType::I32, {n_move, 1, 1, 1});
+    for (uint32_t l = 0; l < hp.n_layer && n_move > 0; ++l) {
+        Tensor& k = s_->cache->k(l);
+        const size_t head = ggml_row_bytes(k.type, hp.head_dim_k).value();
+        Tensor* cells = g.view_3d(&k, hp.head_dim_k, hp.n_head_kv, n_move, head, k.nb[1], n_keep * k.nb[1]);
+        g.mark_output(g.rope_shift(cells, delta, hp.rope));
+    }
+    n_past_ -= n_discard;
+    s_->graph.reset();  // the next decode rebuilds its graph
+    if (n_move == 0) return;
+    Scheduler sched(*s_->backend);
+    sched.allocate(g);
+    std::vector<int32_t> d(n_move, -static_cast<int32_t>(n_discard));
+    tensor_set(*delta, d.data(), d.size() * sizeof(int32_t));
+    sched.compute(g);
+}
+
+size_t Context::arena_bytes() const { return s_->sched->arena_bytes(); }
+size_t Context::kv_bytes() const { return s_->cache->bytes(); }
+
+}  // namespace pocket

@@ -1,0 +1,57 @@
+// pocket's promise: the logits do not depend on the thread count or the batch sizes.
+#include "pocket/context.hpp"
+#include "pocket/model.hpp"
+#include "shared_data.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+#include <fstream>
+
+using namespace pocket;
+
+namespace {
+
+std::vector<float> all_logits(const Model& m, const std::vector<int32_t>& tokens, int threads, uint32_t ubatch, bool one_by_one) {
+    Context ctx(m, {.n_ctx = 256, .n_batch = ubatch, .n_ubatch = ubatch, .n_threads = threads});
+    std::vector<float> out;
+    if (one_by_one) {
+        for (int32_t t : tokens) {
+            ctx.decode(std::span<const int32_t>(&t, 1), true);
+            out.insert(out.end(), ctx.logits(0).begin(), ctx.logits(0).end());
+        }
+    } else {
+        ctx.decode(tokens, true);
+        for (size_t r = 0; r < ctx.n_logits(); ++r) out.insert(out.end(), ctx.logits(r).begin(), ctx.logits(r).end());
+    }
+    return out;
+}
+
+}  // namespace
+
+class Determinism : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Determinism, BitwiseAcrossThreadsAndBatches) {
+    POCKET_REQUIRE_SHARED(shared);
+    auto model = Model::load((shared / "reference" / "models" / GetParam()).string());
+    std::ifstream in(shared / "reference" / "tokens" / "seq64.json");
+    const auto tokens = nlohmann::json::parse(in).get<std::vector<int32_t>>();
+    const auto base = all_logits(*model, tokens, 1, 512, false);
+    for (auto [threads, ubatch, one] : {std::tuple{2, 512u, false}, std::tuple{3, 7u, false}, std::tuple{2, 16u, false}, std::tuple{1, 1u, true}}) {
+        const auto other = all_logits(*model, tokens, threads, ubatch, one);
+        ASSERT_EQ(other.size(), base.size());
+        EXPECT_EQ(0, std::memcmp(other.data(), base.data(), base.size() * sizeof(float)))
+            << "threads " << threads << ", ubatch " << ubatch << (one ? ", token by token" : "");
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, Determinism,
+                         ::testing::Values("rand-llama-f32.gguf", "rand-llama-pure-q4_0.gguf", "rand-llama-mix-q4_k_m.gguf",
+                                           "rand-qwen2-f32.gguf"),
+                         [](const auto& info) {
+                             std::string n = info.param;
+                             for (auto& ch : n)
+                                 if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                             return n;
+                         });

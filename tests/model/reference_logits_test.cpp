@@ -1,0 +1,173 @@
+// Logits and greedy continuations against llama.cpp's, for every case of
+// ../shared/reference/manifest.json (sections a, b and c), with the bounds that
+// MANIFEST.md's "Tolerances to test with" states.
+#include "pocket/context.hpp"
+#include "pocket/model.hpp"
+#include "pocket/tokenizer.hpp"
+#include "shared_data.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+
+using namespace pocket;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct Case {
+    std::string name;        // model/case, for the test's name
+    fs::path gguf;
+    std::vector<int32_t> tokens;
+    GgmlType kv = GgmlType::F32;
+    fs::path logits;
+    fs::path gen_logits;     // may be empty
+    std::vector<int32_t> greedy;
+    std::vector<double> margins;  // reference top-2 margin per greedy step (may be empty)
+    double bound = 0;
+};
+
+// MANIFEST.md, "Tolerances to test with".
+double bound_for(const std::string& model, GgmlType kv) {
+    const bool f16kv = kv == GgmlType::F16;
+    if (model == "stories260K-f32" || model == "stories260K-f32-tied") return f16kv ? 0.03 : 1e-4;
+    if (model == "stories260K-f16") return 0.04;
+    if (model == "stories260K-q8_0") return 0.6;
+    if (model == "rand-gemma-f32") return f16kv ? 2e-3 : 5e-4;
+    if (model.ends_with("-f32")) return f16kv ? 2e-3 : 1e-5;
+    if (model == "rand-llama-pure-f16") return 3e-3;
+    if (model == "rand-llama-pure-bf16") return 0.02;
+    return 0.1;  // quantized random models
+}
+
+std::vector<int32_t> ids_of(const json& j, const fs::path& ref) {
+    if (j.is_array()) return j.get<std::vector<int32_t>>();
+    std::ifstream in(ref / j.get<std::string>());
+    return json::parse(in).get<std::vector<int32_t>>();
+}
+
+std::vector<Case> load_cases() {
+    std::vector<Case> cases;
+    const auto shared = test::shared_dir();
+    if (!shared) return cases;
+    const fs::path ref = *shared / "reference";
+    std::ifstream in(ref / "manifest.json");
+    if (!in) return cases;
+    const json m = json::parse(in);
+    for (const char* section : {"a_stories260K", "b_quant", "c_arch"}) {
+        const json& models = section == std::string("a_stories260K") ? m[section]["models"] : m[section]["files"];
+        for (const auto& [model, entry] : models.items()) {
+            const std::string gguf = entry["gguf"].is_string() ? entry["gguf"].get<std::string>() : entry["gguf"]["path"].get<std::string>();
+            for (const auto& [case_name, c] : entry["cases"].items()) {
+                Case k;
+                k.name = model + "/" + case_name;
+                k.gguf = ref / gguf;
+                k.tokens = ids_of(c["tokens_in"], ref);
+                k.kv = c["kv_type"] == "f16" ? GgmlType::F16 : GgmlType::F32;
+                k.logits = ref / c["logits"]["path"].get<std::string>();
+                if (c.contains("gen_logits") && c["gen_logits"].is_object()) k.gen_logits = ref / c["gen_logits"]["path"].get<std::string>();
+                if (c.contains("greedy_tokens")) k.greedy = c["greedy_tokens"].get<std::vector<int32_t>>();
+                if (c.contains("greedy_top2_margin")) k.margins = c["greedy_top2_margin"].get<std::vector<double>>();
+                k.bound = bound_for(model, k.kv);
+                cases.push_back(std::move(k));
+            }
+        }
+    }
+    return cases;
+}
+
+const std::vector<Case>& all_cases() {
+    static const std::vector<Case> cases = load_cases();
+    return cases;
+}
+
+std::vector<size_t> case_indices() {
+    std::vector<size_t> idx(std::max<size_t>(all_cases().size(), 1));
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    return idx;
+}
+
+double max_abs_diff(std::span<const float> a, std::span<const float> b) {
+    double m = 0;
+    for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(static_cast<double>(a[i]) - b[i]));
+    return m;
+}
+
+TokenId argmax(std::span<const float> v) {
+    size_t best = 0;
+    for (size_t i = 1; i < v.size(); ++i)
+        if (v[i] > v[best]) best = i;
+    return static_cast<TokenId>(best);
+}
+
+class ReferenceLogits : public ::testing::TestWithParam<size_t> {};
+
+}  // namespace
+
+TEST_P(ReferenceLogits, MatchLlamaCpp) {
+    if (all_cases().empty()) GTEST_SKIP() << "shared reference data not found (set POCKET_SHARED)";
+    const Case& c = all_cases()[GetParam()];
+    SCOPED_TRACE(c.name);
+    auto model = Model::load(c.gguf.string());
+    const uint32_t n_vocab = model->hparams().n_vocab;
+    Context ctx(*model, {.n_ctx = 512, .n_threads = 2, .type_k = c.kv, .type_v = c.kv});
+    ctx.decode(c.tokens, /*all_logits=*/true);
+    const auto expected = test::read_f32(c.logits);
+    ASSERT_EQ(expected.size(), c.tokens.size() * n_vocab);
+    double worst = 0;
+    for (size_t r = 0; r < c.tokens.size(); ++r)
+        worst = std::max(worst, max_abs_diff(ctx.logits(r), std::span<const float>(expected).subspan(r * n_vocab, n_vocab)));
+    std::cout << "[ observed ] " << c.name << ": max |delta logit| = " << worst << " (bound " << c.bound << ")\n";
+    RecordProperty("max_abs", std::to_string(worst));
+    EXPECT_LE(worst, c.bound);
+
+    // Greedy continuation: equal up to the first step whose reference top-2 margin is below
+    // twice the bound (past it a near-tie may go either way).
+    const std::vector<float> gen = c.gen_logits.empty() ? std::vector<float>{} : test::read_f32(c.gen_logits);
+    double gen_worst = 0;
+    for (size_t i = 0; i < c.greedy.size(); ++i) {
+        if (i < c.margins.size() && c.margins[i] < 2 * c.bound) break;
+        if (i > 0 && gen.size() >= (i + 1) * n_vocab)
+            gen_worst = std::max(gen_worst, max_abs_diff(ctx.last_logits(), std::span<const float>(gen).subspan(i * n_vocab, n_vocab)));
+        const TokenId next = argmax(ctx.last_logits());
+        ASSERT_EQ(next, c.greedy[i]) << "greedy step " << i;
+        if (model->tokenizer().vocab().is_eog(next) || i + 1 == c.greedy.size()) break;
+        ctx.decode(std::span<const TokenId>(&next, 1));
+    }
+    if (!gen.empty()) {
+        std::cout << "[ observed ] " << c.name << ": generation logits max |delta| = " << gen_worst << "\n";
+        EXPECT_LE(gen_worst, c.bound);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Manifest, ReferenceLogits, ::testing::ValuesIn(case_indices()), [](const auto& info) {
+    if (all_cases().empty()) return std::string("shared_data_absent");
+    std::string n = all_cases()[info.param].name;
+    for (auto& ch : n)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    return n;
+});
+
+TEST(ReferenceText, Stories260KPublishedSample) {
+    POCKET_REQUIRE_SHARED(shared);
+    auto model = Model::load((shared / "gguf" / "stories260K-f32.gguf").string());
+    Context ctx(*model, {.n_threads = 1, .type_k = GgmlType::F32, .type_v = GgmlType::F32});
+    const Tokenizer& tok = model->tokenizer();
+    std::vector<TokenId> all = tok.tokenize("", true);
+    ASSERT_EQ(all.size(), 1u);  // BOS
+    ctx.decode(all);
+    for (int i = 0; i < 150; ++i) {
+        const TokenId next = argmax(ctx.last_logits());
+        all.push_back(next);
+        ctx.decode(std::span<const TokenId>(&next, 1));
+    }
+    std::string text = tok.detokenize(all, /*remove_special=*/true);
+    if (text.starts_with(' ')) text.erase(0, 1);  // SPM's prefix space, as llama_detokenize keeps it after BOS
+    const std::string sample =
+        "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw a "
+        "big, red ball. She wanted to play with it, but it was too high.";
+    EXPECT_EQ(text.substr(0, sample.size()), sample) << text;
+}

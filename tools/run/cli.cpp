@@ -1,0 +1,87 @@
+// `run`: generate text with a model. llama.cpp's flags; this file only parses them.
+#include "../common/argv_aliases.hpp"
+#include "pocket/error.hpp"
+#include "run_options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <random>
+
+namespace {
+
+pocket::GgmlType cache_type(const std::string& name) {
+    auto t = pocket::ggml_type_from_name(name);
+    if (!t || (*t != pocket::GgmlType::F32 && *t != pocket::GgmlType::F16 && *t != pocket::GgmlType::Q8_0))
+        throw CLI::ValidationError("cache type", "'" + name + "' is not one of f32, f16, q8_0");
+    return *t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    pocket::tools::RunOptions o;
+    CLI::App app{"run: generate text with a GGUF model (llama.cpp's flags)"};
+    app.get_formatter()->column_width(36);
+    int64_t seed = -1;
+    int threads = 0;
+    std::string ctk = "f16", ctv = "f16";
+    bool no_mmap = false;
+
+    app.add_option("-m,--model", o.model, "model file (default: the bundled models/stories260K.gguf)")->group("Model");
+    app.add_flag("--no-mmap", no_mmap, "read the model into memory instead of mapping it")->group("Model");
+    app.add_flag("--mlock", o.load.mlock, "keep the model in RAM (mlock)")->group("Model");
+    app.add_option("--n-gpu-layers,--gpu-layers", o.n_gpu_layers, "layers to put on the GPU (-ngl)")->group("Model");
+
+    app.add_option("-p,--prompt", o.prompt, "prompt (default: \"Once upon a time\")")->group("Prompt");
+    app.add_option("-f,--file", o.prompt_file, "read the prompt from a file")->group("Prompt")->check(CLI::ExistingFile);
+    app.add_flag("-e,--escape", o.escape, "process escapes (\\n, \\t, \\xHH ...) in the prompt")->group("Prompt");
+    app.add_flag("!--no-display-prompt", o.display_prompt, "do not print the prompt")->group("Prompt");
+    app.add_option("-n,--n-predict", o.n_predict, "tokens to generate (-1: until EOS or the end of the context)")
+        ->group("Prompt")->capture_default_str();
+
+    app.add_option("-t,--threads", threads, "threads (default: all hardware threads)")->group("Performance");
+    app.add_option("-c,--ctx-size", o.context.n_ctx, "context size (0: the model's, at most 4096)")->group("Performance");
+    app.add_option("-b,--batch-size", o.context.n_batch, "logical batch size")->group("Performance")->capture_default_str();
+    app.add_option("--ubatch-size", o.context.n_ubatch, "physical batch size (-ub)")->group("Performance")->capture_default_str();
+    app.add_option("--cache-type-k", ctk, "KV cache type for K: f32, f16, q8_0 (-ctk)")->group("Performance")->capture_default_str();
+    app.add_option("--cache-type-v", ctv, "KV cache type for V: f32, f16, q8_0 (-ctv)")->group("Performance")->capture_default_str();
+
+    auto& s = o.sampling;
+    app.add_option("-s,--seed", seed, "random seed (-1: random)")->group("Sampling")->capture_default_str();
+    app.add_option("--temp", s.temperature, "temperature (0: greedy)")->group("Sampling")->capture_default_str();
+    app.add_option("--top-k", s.top_k, "top-k (0: off)")->group("Sampling")->capture_default_str();
+    app.add_option("--top-p", s.top_p, "top-p (1: off)")->group("Sampling")->capture_default_str();
+    app.add_option("--min-p", s.min_p, "min-p (0: off)")->group("Sampling")->capture_default_str();
+    app.add_option("--typical", s.typical_p, "locally typical sampling p (1: off)")->group("Sampling")->capture_default_str();
+    app.add_option("--repeat-penalty", s.repeat_penalty, "repeat penalty (1: off)")->group("Sampling")->capture_default_str();
+    app.add_option("--repeat-last-n", s.repeat_last_n, "tokens the penalties look back at (0: off, -1: all)")
+        ->group("Sampling")->capture_default_str();
+    app.add_option("--frequency-penalty", s.frequency_penalty, "frequency penalty (0: off)")->group("Sampling");
+    app.add_option("--presence-penalty", s.presence_penalty, "presence penalty (0: off)")->group("Sampling");
+
+    app.add_flag("--color", o.color, "colour the prompt apart from the generated text")->group("Output");
+    app.add_flag("-v,--verbose", o.verbose, "log to stderr")->group("Output");
+
+    pocket::tools::AliasedArgs args(argc, argv, {{"-ngl", "--n-gpu-layers"}, {"-ub", "--ubatch-size"},
+                                                 {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}});
+    CLI11_PARSE(app, args.argc(), args.argv());
+    auto logger = spdlog::stderr_color_st("pocket");
+    spdlog::set_default_logger(logger);
+    spdlog::set_level(o.verbose ? spdlog::level::debug : spdlog::level::warn);
+    try {
+        o.load.use_mmap = !no_mmap;
+        o.context.n_threads = threads;
+        o.context.type_k = cache_type(ctk);
+        o.context.type_v = cache_type(ctv);
+        o.sampling.seed = seed < 0 ? std::random_device{}() : static_cast<uint64_t>(seed);
+        return pocket::tools::run_generation(o, stdout, stderr);
+    } catch (const pocket::Error& e) {
+        std::cerr << "run: " << e.what() << "\n";
+    } catch (const CLI::ValidationError& e) {
+        std::cerr << "run: " << e.what() << "\n";
+    }
+    return 1;
+}

@@ -1,0 +1,137 @@
+#include "pocket/error.hpp"
+#include "pocket/tokenizer.hpp"
+#include "run_options.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace pocket::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+std::string read_text_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("{}: cannot open prompt file", path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void print_timing(std::FILE* log, const char* what, double ms, size_t n, const char* unit) {
+    if (n == 0) {
+        fmt::print(log, "pocket: {:>16} = {:10.2f} ms / {:5} {}\n", what, ms, n, unit);
+        return;
+    }
+    fmt::print(log, "pocket: {:>16} = {:10.2f} ms / {:5} {} ({:8.2f} ms per token, {:8.2f} tokens per second)\n", what, ms, n, unit,
+               ms / static_cast<double>(n), 1000.0 * static_cast<double>(n) / ms);
+}
+
+}  // namespace
+
+std::string bundled_model_path() {
+    // Beside the working directory first (a copied checkout), then the one this was built from.
+    if (std::filesystem::exists("models/stories260K.gguf")) return "models/stories260K.gguf";
+    return POCKET_BUNDLED_MODEL;
+}
+
+std::string process_escapes(const std::string& s) {
+    std::string out;
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i] != '\\' || i + 1 == s.size()) {
+            out += s[i];
+            continue;
+        }
+        const char c = s[++i];
+        switch (c) {
+            case 'n': out += '\n'; break;
+            case 't': out += '\t'; break;
+            case 'r': out += '\r'; break;
+            case '0': out += '\0'; break;
+            case '\\': out += '\\'; break;
+            case '"': out += '"'; break;
+            case '\'': out += '\''; break;
+            case 'x':
+                if (i + 2 < s.size() + 0 && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+                    std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+                    out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+                    i += 2;
+                    break;
+                }
+                [[fallthrough]];
+            default: out += '\\'; out += c;
+        }
+    }
+    return out;
+}
+
+int run_generation(const RunOptions& o, std::FILE* out, std::FILE* log) {
+    const auto t_start = Clock::now();
+    const std::string path = o.model.empty() ? bundled_model_path() : o.model;
+    if (o.n_gpu_layers > 0) spdlog::warn("-ngl {}: no GPU backend in this build; running on the CPU", o.n_gpu_layers);
+    auto model = Model::load(path, o.load);
+    Context ctx(*model, o.context);
+    const Tokenizer& tok = model->tokenizer();
+    const double load_ms = ms_since(t_start);
+
+    std::string prompt = !o.prompt_file.empty() ? read_text_file(o.prompt_file) : o.prompt.empty() ? kDefaultPrompt : o.prompt;
+    if (o.escape) prompt = process_escapes(prompt);
+    const std::vector<TokenId> tokens = tok.tokenize(prompt, /*add_special=*/true, /*parse_special=*/true);
+    if (tokens.empty()) throw Error("the prompt is empty and the model adds no BOS token");
+    if (tokens.size() >= ctx.n_ctx())
+        throw Error("the prompt is {} tokens long, but the context holds {} (raise -c, or shorten the prompt)", tokens.size(), ctx.n_ctx());
+
+    const bool tty = ::isatty(::fileno(out));
+    const bool color = o.color && tty;
+    if (o.display_prompt) {
+        if (color) fmt::print(out, "\033[33m");
+        fmt::print(out, "{}", prompt);
+        if (color) fmt::print(out, "\033[0m");
+        std::fflush(out);
+    }
+
+    Sampler sampler(o.sampling);
+    for (TokenId t : tokens) sampler.accept(t);
+    const auto t_prompt = Clock::now();
+    ctx.decode(tokens);
+    const double prompt_ms = ms_since(t_prompt);
+
+    TokenStreamDecoder text(tok);
+    const auto t_gen = Clock::now();
+    size_t n_gen = 0, n_eval = 0;
+    const size_t limit = o.n_predict < 0 ? SIZE_MAX : static_cast<size_t>(o.n_predict);
+    while (n_gen < limit) {
+        const TokenId next = sampler.sample(ctx.last_logits());
+        sampler.accept(next);
+        ++n_gen;
+        if (tok.vocab().is_eog(next)) break;
+        fmt::print(out, "{}", text.push(next));
+        std::fflush(out);
+        if (n_gen == limit) break;
+        if (ctx.n_past() >= ctx.n_ctx()) {
+            spdlog::info("the context is full ({} tokens)", ctx.n_ctx());
+            break;
+        }
+        ctx.decode(std::span<const TokenId>(&next, 1));
+        ++n_eval;
+    }
+    fmt::print(out, "{}\n", text.finish());
+    std::fflush(out);
+    const double gen_ms = ms_since(t_gen);
+
+    fmt::print(log, "\n");
+    fmt::print(log, "pocket: {:>16} = {:10.2f} ms\n", "load time", load_ms);
+    print_timing(log, "prompt eval time", prompt_ms, tokens.size(), "tokens");
+    print_timing(log, "eval time", gen_ms, n_eval, "runs  ");
+    fmt::print(log, "pocket: {:>16} = {:10.2f} ms / {:5} tokens\n", "total time", ms_since(t_start), tokens.size() + n_gen);
+    return 0;
+}
+
+}  // namespace pocket::tools
