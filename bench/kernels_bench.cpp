@@ -1,6 +1,8 @@
 // Kernel speed, per type and ISA:
 //   dot/<type>/<isa>      matrix x vector (M = 1) over a weight matrix larger than the
 //                         caches; bytes_per_second counts weight bytes read
+//   gemv/<type>/<isa>     the same through gemm with m = 1 (row tiles share activations)
+//   gemv_repacked/q4_0/<isa>  the same on the load-time repacked layout
 //   gemm/<type>/<isa>/M   M activation rows at once; GFLOPS = 2 * n * rows * M / time
 //   read_bandwidth        a STREAM-style read of a large buffer (the ceiling for dot)
 #include "kernels/kernels.hpp"
@@ -71,6 +73,38 @@ void bench_dot(benchmark::State& state, GgmlType t, Isa isa) {
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.size()));
 }
 
+// The same matrix-vector product through gemm (m = 1): tiles share the activation row.
+void bench_gemv(benchmark::State& state, GgmlType t, Isa isa) {
+    set_active_isa(isa);
+    const auto w = weight_rows(t, kDotRows);
+    const auto a = activation_rows(t, 1);
+    const TypeKernels* k = type_kernels(t);
+    std::vector<float> out(static_cast<size_t>(kDotRows));
+    for (auto _ : state) {
+        k->gemm(kN, w.data(), row_bytes(t, kN), kDotRows, a.data(), row_bytes(k->vec_dot_type, kN), 1, out.data(),
+                kDotRows);
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.size()));
+}
+
+// Matrix x vector on the load-time repacked layout (Q4_0: 8 rows interleaved).
+void bench_gemv_repacked(benchmark::State& state, GgmlType t, Isa isa) {
+    set_active_isa(isa);
+    const RepackKernels* rk = repack_kernels(t);
+    const auto w = weight_rows(t, kDotRows);
+    const auto a = activation_rows(t, 1);
+    std::vector<uint8_t> packed(rk->packed_bytes(kDotRows, kN));
+    rk->pack(w.data(), row_bytes(t, kN), kDotRows, kN, packed.data());
+    std::vector<float> out(static_cast<size_t>(kDotRows));
+    for (auto _ : state) {
+        rk->gemm(kN, packed.data(), kDotRows, a.data(), row_bytes(type_kernels(t)->vec_dot_type, kN), 1, out.data(),
+                 kDotRows);
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(packed.size()));
+}
+
 void bench_gemm(benchmark::State& state, GgmlType t, Isa isa, int64_t m) {
     set_active_isa(isa);
     const auto w = weight_rows(t, kGemmRows);
@@ -121,6 +155,15 @@ int main(int argc, char** argv) {
         if (!isa_supported(isa)) continue;
         for (GgmlType t : dot_types)
             benchmark::RegisterBenchmark((std::string("dot/") + name_of(t) + "/" + isa_name(isa)).c_str(), bench_dot, t, isa)
+                ->Unit(benchmark::kMillisecond);
+        set_active_isa(isa);
+        if (repack_kernels(GgmlType::Q4_0))
+            benchmark::RegisterBenchmark((std::string("gemv_repacked/q4_0/") + isa_name(isa)).c_str(), bench_gemv_repacked,
+                                         GgmlType::Q4_0, isa)
+                ->Unit(benchmark::kMillisecond);
+        for (GgmlType t : gemm_types)
+            benchmark::RegisterBenchmark((std::string("gemv/") + name_of(t) + "/" + isa_name(isa)).c_str(), bench_gemv, t,
+                                         isa)
                 ->Unit(benchmark::kMillisecond);
         for (GgmlType t : gemm_types)
             for (int64_t m : {8, 32, 512})

@@ -2,6 +2,7 @@
 // read-only afterwards; set_active_isa (tests only) swaps which one type_kernels() returns.
 #include "kernels/isa_table.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/repack.hpp"
 #include "kernels/row_functions.hpp"
 
 #include <atomic>
@@ -70,6 +71,7 @@ bool cpu_has(Isa isa) {
 struct Tables {
     TypeKernels rows[kIsaCount][kMaxTypeId];
     bool has_row[kMaxTypeId] = {};
+    RepackKernels q4_0x8[kIsaCount];
 
     Tables() {
         IsaTable isa[kIsaCount];
@@ -84,7 +86,14 @@ struct Tables {
         isa[3] = isa[0];
         fill_neon(isa[3]);
 #endif
+        PackedGemmFn packed[kIsaCount] = {q4_0x8_gemm_scalar, q4_0x8_gemm_scalar, q4_0x8_gemm_scalar,
+                                          q4_0x8_gemm_scalar};
+#if defined(POCKET_KERNELS_X86)
+        packed[1] = q4_0x8_gemm_avx2();
+        packed[2] = q4_0x8_gemm_avx512();
+#endif
         for (int k = 0; k < kIsaCount; ++k) {
+            q4_0x8[k] = {kQ4_0x8Rows, q4_0x8_packed_bytes, q4_0x8_pack, packed[k]};
             for (const auto& c : kConv) {
                 const int id = static_cast<int>(c.type);
                 const DotEntry& e = isa[k].by_type[id];
@@ -160,6 +169,11 @@ const TypeKernels* type_kernels(GgmlType type) {
     const int id = static_cast<int>(type);
     if (id < 0 || id >= kMaxTypeId || !tables().has_row[id]) return nullptr;
     return &tables().rows[static_cast<int>(active_isa())][id];
+}
+
+const RepackKernels* repack_kernels(GgmlType type) {
+    if (type != GgmlType::Q4_0) return nullptr;
+    return &tables().q4_0x8[static_cast<int>(active_isa())];
 }
 
 }  // namespace pocket::kernels

@@ -52,6 +52,27 @@ struct TypeKernels {
 // The row for a type, for the active ISA; null when pocket has no kernels for it.
 const TypeKernels* type_kernels(GgmlType type);
 
+// Optional load-time repacking (added by the kernels issue; the entries above are unchanged).
+// A repacked matrix interleaves groups of `rows_per_group` weight rows block by block, so
+// one pass over memory feeds several output rows (token generation is matrix x vector).
+// Its GEMM gives exactly the bits of `gemm`/`vec_dot` on the original rows.
+//  - Only whole groups: repack a matrix whose row count is a multiple of rows_per_group.
+//  - Group g starts at byte g * packed_bytes(rows_per_group, n) of the packed buffer, so a
+//    thread handling rows [i0, i1) (multiples of rows_per_group) passes packed + that offset.
+//  - The packed size equals the original size (no padding), for every type offered here.
+struct RepackKernels {
+    int rows_per_group;
+    size_t (*packed_bytes)(int64_t rows, int64_t n);
+    // `rows` rows of n elements, w_stride bytes apart -> dst (packed_bytes(rows, n) bytes).
+    void (*pack)(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst);
+    // C[j * c_stride + i] = dot(row i, A row j), i < rows (a multiple of rows_per_group), j < m.
+    void (*gemm)(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
+                 size_t c_stride);
+};
+
+// The repacking of a weight type for the active ISA; null when there is none (today: Q4_0).
+const RepackKernels* repack_kernels(GgmlType type);
+
 // Activation conversion: f32 row -> vec_dot_type row (Q8_0, Q8_1, Q8_K, F16, BF16 or F32).
 void convert_activation_row(GgmlType act_type, const float* src, void* dst, int64_t n);
 

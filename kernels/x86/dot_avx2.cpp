@@ -8,4 +8,6 @@ namespace pocket::kernels {
 
 void fill_avx2(IsaTable& t) { fill_x86(t); }
 
+PackedGemmFn q4_0x8_gemm_avx2() { return q4_0x8_gemm; }
+
 }  // namespace pocket::kernels

@@ -13,4 +13,6 @@ namespace pocket::kernels {
 
 void fill_avx512(IsaTable& t) { fill_x86(t); }
 
+PackedGemmFn q4_0x8_gemm_avx512() { return q4_0x8_gemm; }
+
 }  // namespace pocket::kernels

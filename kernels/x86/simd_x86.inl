@@ -12,6 +12,7 @@
 // Before including, define POCKET_X86_VNNI (0/1) and POCKET_X86_ZMM (0/1).
 #include "kernels/blocks.hpp"
 #include "kernels/isa_table.hpp"
+#include "kernels/repack.hpp"
 #include "kernels/row_functions.hpp"
 
 #include <immintrin.h>
@@ -516,6 +517,84 @@ void kquant_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_
     }
     for (int r = 0; r < R; ++r)
         for (int j = 0; j < C; ++j) c[cs * j + r] = acc[r][j];
+}
+
+// ---------------------------------------------------------------- repacked Q4_0 (8 rows)
+
+// Rows in lanes: lane r of the result is the exact integer dot of row r's block with the
+// activation block (levels taken unsigned 0..15, the -8 applied through sum(y)).
+struct Q4_0x8Levels {
+    __m256i lo[4], hi[4];  // rows 2k (low 128 bits) and 2k+1 (high 128 bits)
+};
+
+inline void q4_0x8_levels(const block_q4_0x8& x, Q4_0x8Levels& L) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    for (int k = 0; k < 4; ++k) {
+        const __m256i q = load32(x.qs[2 * k]);
+        L.lo[k] = _mm256_and_si256(q, m4);
+        L.hi[k] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+    }
+}
+
+inline __m256i q4_0x8_sums(const Q4_0x8Levels& L, const block_q8_0& y) {
+    const __m256i y0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(y.qs)));
+    const __m256i y1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(y.qs + 16)));
+    __m256i P[4];
+    for (int k = 0; k < 4; ++k) {
+#if POCKET_X86_VNNI
+        P[k] = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), L.lo[k], y0), L.hi[k], y1);
+#else
+        P[k] = _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(L.lo[k], y0), _mm256_maddubs_epi16(L.hi[k], y1)),
+                                 _mm256_set1_epi16(1));
+#endif
+    }
+    // lanes after the hadd tree: [r0 r2 r4 r6 | r1 r3 r5 r7]; the permute puts them in order
+    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(P[0], P[1]), _mm256_hadd_epi32(P[2], P[3]));
+    const __m256i rows = _mm256_permutevar8x32_epi32(h, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    const int32_t ysum = hsum_i32(dot_u8(_mm256_set1_epi8(1), load32(y.qs)));
+    return _mm256_sub_epi32(rows, _mm256_set1_epi32(8 * ysum));
+}
+
+// C activation rows against one group of 8 packed rows. acc[j][k] holds lane k (block
+// slot b % 8) of all 8 rows' accumulators: the scalar order, eight outputs at a time.
+template <int C>
+void q4_0x8_group(int64_t nb, const block_q4_0x8* x, const uint8_t* a, size_t as, float* c, size_t cs) {
+    __m256 acc[C][8];
+    for (int j = 0; j < C; ++j)
+        for (auto& v : acc[j]) v = _mm256_setzero_ps();
+    auto step = [&](int64_t b, int k) {
+        Q4_0x8Levels L;
+        q4_0x8_levels(x[b], L);
+        const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b].d)));
+        for (int j = 0; j < C; ++j) {
+            const block_q8_0& y = reinterpret_cast<const block_q8_0*>(a + as * j)[b];
+            const __m256 d = _mm256_mul_ps(dx, _mm256_set1_ps(fp16_to_f32(y.d)));
+            acc[j][k] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(q4_0x8_sums(L, y)), acc[j][k]);
+        }
+    };
+    int64_t b = 0;
+    for (; b + 8 <= nb; b += 8)
+        for (int k = 0; k < 8; ++k) step(b + k, k);
+    for (int k = 0; b < nb; ++b, ++k) step(b, k);
+    for (int j = 0; j < C; ++j) {
+        const __m256 u0 = _mm256_add_ps(_mm256_add_ps(acc[j][0], acc[j][4]), _mm256_add_ps(acc[j][2], acc[j][6]));
+        const __m256 u1 = _mm256_add_ps(_mm256_add_ps(acc[j][1], acc[j][5]), _mm256_add_ps(acc[j][3], acc[j][7]));
+        _mm256_storeu_ps(c + cs * j, _mm256_add_ps(u0, u1));
+    }
+}
+
+void q4_0x8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, size_t as, int64_t m, float* c, size_t cs) {
+    constexpr int C = POCKET_X86_ZMM ? 2 : 1;  // accumulators: 8 per column
+    const int64_t nb = n / 32;
+    const auto* p = static_cast<const block_q4_0x8*>(packed);
+    const auto* a = static_cast<const uint8_t*>(va);
+    for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g) {
+        const block_q4_0x8* x = p + g * nb;
+        float* cg = c + g * kQ4_0x8Rows;
+        int64_t j = 0;
+        for (; j + C <= m; j += C) q4_0x8_group<C>(nb, x, a + as * j, as, cg + cs * j, cs);
+        for (; j < m; ++j) q4_0x8_group<1>(nb, x, a + as * j, as, cg + cs * j, cs);
+    }
 }
 
 // ---------------------------------------------------------------- tiling driver
