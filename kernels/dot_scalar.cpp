@@ -251,19 +251,20 @@ void vec_dot_q6_K(int64_t n, float* out, const void* vx, const void* vy) {
     const auto* y = static_cast<const block_q8_K*>(vy);
     float acc = 0;
     for (int64_t i = 0; i < n / kQKK; ++i) {
-        int32_t isum = 0;
-        for (int j = 0; j < 16; ++j) {  // element e = 16 j + l
-            int32_t s = 0;
-            for (int l = 0; l < 16; ++l) {
-                const int e = 16 * j + l;
-                const int h = e / 128, r = e % 128, quarter = r / 32, k = r % 32;
-                const uint8_t lo = x[i].ql[64 * h + k + 32 * (quarter & 1)];
-                const int low4 = quarter < 2 ? (lo & 0xF) : (lo >> 4);
-                const int high2 = (x[i].qh[32 * h + k] >> (2 * quarter)) & 3;
-                s += ((low4 | (high2 << 4)) - 32) * y[i].qs[e];
+        // levels - 32 in element order: per 128, ql low/high nibbles and 2 bits of qh each
+        int8_t L[kQKK];
+        for (int h = 0; h < 2; ++h) {
+            const uint8_t* ql = x[i].ql + 64 * h;
+            const uint8_t* qh = x[i].qh + 32 * h;
+            for (int l = 0; l < 32; ++l) {
+                L[128 * h + l] = static_cast<int8_t>(((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32);
+                L[128 * h + l + 32] = static_cast<int8_t>(((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32);
+                L[128 * h + l + 64] = static_cast<int8_t>(((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
+                L[128 * h + l + 96] = static_cast<int8_t>(((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
             }
-            isum += x[i].scales[j] * s;
         }
+        int32_t isum = 0;
+        for (int j = 0; j < 16; ++j) isum += x[i].scales[j] * dot_i8(L + 16 * j, y[i].qs + 16 * j, 16);
         superblock_step(acc, y[i].d * fp16_to_f32(x[i].d), isum, 0.0f, 0);
     }
     *out = acc;

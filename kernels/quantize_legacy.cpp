@@ -1,5 +1,6 @@
 // Reference quantization of the 32-element block types (Q4_0 … Q8_1), following ggml's
-// deterministic *_ref algorithms so the bytes equal llama-quantize's without an imatrix.
+// deterministic algorithms so the bytes equal llama-quantize's: the plain *_ref path
+// without an imatrix, ggml's importance-weighted scale search with one (Q4_0 … Q5_1).
 #include "kernels/blocks.hpp"
 #include "kernels/float16.hpp"
 #include "kernels/quant_search.hpp"
@@ -34,10 +35,70 @@ inline void min_max(const float* x, int n, float& min, float& max) {
     }
 }
 
+// Importance weights of one block: imatrix scaled by the element's size against the row's
+// mean square (sigma2 is over the whole row, as ggml computes it).
+inline void block_weights(const float* xb, const float* qw, float sigma2, float* weight) {
+    for (int j = 0; j < kQK; ++j) weight[j] = qw[j] * std::sqrt(sigma2 + xb[j] * xb[j]);
+}
+
+inline float row_sigma2(const float* x, int64_t n) {
+    float sum_x2 = 0;
+    for (int64_t j = 0; j < n; ++j) sum_x2 += x[j] * x[j];
+    return sum_x2 / static_cast<float>(n);
+}
+
+inline void pack_nibbles(const uint8_t* L, uint8_t* qs) {
+    for (int j = 0; j < 16; ++j) qs[j] = static_cast<uint8_t>((L[j] & 0xF) | ((L[j + 16] & 0xF) << 4));
+}
+
+inline void pack_bit4(const uint8_t* L, uint8_t* qh_bytes) {
+    uint32_t qh = 0;
+    for (int j = 0; j < 16; ++j) {
+        qh |= static_cast<uint32_t>((L[j] >> 4) & 1) << j;
+        qh |= static_cast<uint32_t>((L[j + 16] >> 4) & 1) << (j + 16);
+    }
+    std::memcpy(qh_bytes, &qh, 4);
+}
+
+// Symmetric types (Q4_0: nmax 8, Q5_0: nmax 16) with an imatrix.
+template <class Block, int kNmax>
+void symmetric_weighted(const float* x, Block* y, int64_t n, const float* imatrix) {
+    const float sigma2 = row_sigma2(x, n);
+    float weight[kQK];
+    int8_t L[kQK];
+    for (int64_t ib = 0; ib < n / kQK; ++ib) {
+        const float* xb = x + kQK * ib;
+        block_weights(xb, imatrix + kQK * ib, sigma2, weight);
+        y[ib].d = f32_to_fp16(search::symmetric_levels(kQK, kNmax, xb, L, 1, weight));
+        const auto* Lu = reinterpret_cast<const uint8_t*>(L);
+        pack_nibbles(Lu, y[ib].qs);
+        if constexpr (kNmax == 16) pack_bit4(Lu, y[ib].qh);
+    }
+}
+
+// Affine types (Q4_1: nmax 15, Q5_1: nmax 31) with an imatrix.
+template <class Block, int kNmax>
+void affine_weighted(const float* x, Block* y, int64_t n, const float* imatrix) {
+    const float sigma2 = row_sigma2(x, n);
+    float weight[kQK];
+    uint8_t L[kQK], Laux[kQK];
+    for (int64_t ib = 0; ib < n / kQK; ++ib) {
+        const float* xb = x + kQK * ib;
+        block_weights(xb, imatrix + kQK * ib, sigma2, weight);
+        float min;
+        const float d = search::affine_levels_x3(kQK, kNmax, xb, weight, L, &min, Laux, -0.9f, 0.05f, 36, false);
+        y[ib].d = f32_to_fp16(d);
+        y[ib].m = f32_to_fp16(-min);
+        pack_nibbles(L, y[ib].qs);
+        if constexpr (kNmax == 31) pack_bit4(L, y[ib].qh);
+    }
+}
+
 }  // namespace
 
-void quantize_row_q4_0(const float* x, void* vy, int64_t n, const float*) {
+void quantize_row_q4_0(const float* x, void* vy, int64_t n, const float* imatrix) {
     auto* y = static_cast<block_q4_0*>(vy);
+    if (imatrix) return symmetric_weighted<block_q4_0, 8>(x, y, n, imatrix);
     for (int64_t i = 0; i < n / kQK; ++i, x += kQK) {
         const float d = signed_absmax(x, kQK) / -8;
         const float id = d != 0 ? 1.0f / d : 0.0f;
@@ -51,8 +112,9 @@ void quantize_row_q4_0(const float* x, void* vy, int64_t n, const float*) {
     }
 }
 
-void quantize_row_q4_1(const float* x, void* vy, int64_t n, const float*) {
+void quantize_row_q4_1(const float* x, void* vy, int64_t n, const float* imatrix) {
     auto* y = static_cast<block_q4_1*>(vy);
+    if (imatrix) return affine_weighted<block_q4_1, 15>(x, y, n, imatrix);
     for (int64_t i = 0; i < n / kQK; ++i, x += kQK) {
         float min, max;
         min_max(x, kQK, min, max);
@@ -68,8 +130,9 @@ void quantize_row_q4_1(const float* x, void* vy, int64_t n, const float*) {
     }
 }
 
-void quantize_row_q5_0(const float* x, void* vy, int64_t n, const float*) {
+void quantize_row_q5_0(const float* x, void* vy, int64_t n, const float* imatrix) {
     auto* y = static_cast<block_q5_0*>(vy);
+    if (imatrix) return symmetric_weighted<block_q5_0, 16>(x, y, n, imatrix);
     for (int64_t i = 0; i < n / kQK; ++i, x += kQK) {
         const float d = signed_absmax(x, kQK) / -16;
         const float id = d != 0 ? 1.0f / d : 0.0f;
@@ -86,8 +149,9 @@ void quantize_row_q5_0(const float* x, void* vy, int64_t n, const float*) {
     }
 }
 
-void quantize_row_q5_1(const float* x, void* vy, int64_t n, const float*) {
+void quantize_row_q5_1(const float* x, void* vy, int64_t n, const float* imatrix) {
     auto* y = static_cast<block_q5_1*>(vy);
+    if (imatrix) return affine_weighted<block_q5_1, 31>(x, y, n, imatrix);
     for (int64_t i = 0; i < n / kQK; ++i, x += kQK) {
         float min, max;
         min_max(x, kQK, min, max);

@@ -119,8 +119,8 @@ public:
 
     // ---- layout and type ----------------------------------------------------------------------
     Tensor* cont(Tensor* a);                       // contiguous copy (same type, f32 or f16) of any-stride a
-    // Writes src (f32/f16) into dst (f32, f16 or q8_0; same element count, any shape; usually a
-    // view of a persistent tensor) converting the type. Returns an alias of dst that orders
+    // Writes src into dst converting the type (each f32, f16 or q8_0; same row length and row
+    // count; dst usually a view of a persistent tensor). Returns an alias of dst that orders
     // later readers after the write.
     Tensor* cpy(Tensor* src, Tensor* dst);
     // dst[.., idx[r], ..] = src row r (converted to dst's type): writes the KV cache at rows

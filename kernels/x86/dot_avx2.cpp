@@ -1,8 +1,11 @@
-// avx2 kernels (placeholder: every type keeps the scalar reference for now).
-#include "kernels/isa_table.hpp"
+// AVX2 + FMA + F16C kernels (Haswell and later, Zen), for every type with a dot product.
+#define POCKET_X86_VNNI 0
+#define POCKET_X86_ZMM 0
+#include "kernels/float16.hpp"
+#include "kernels/x86/simd_x86.inl"
 
 namespace pocket::kernels {
 
-void fill_avx2(IsaTable&) {}
+void fill_avx2(IsaTable& t) { fill_x86(t); }
 
 }  // namespace pocket::kernels

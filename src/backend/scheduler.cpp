@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdlib>
 #include <map>
+#include <spdlog/spdlog.h>
 #include <unordered_map>
 
 namespace pocket {
@@ -25,6 +26,17 @@ size_t offset_in_base(const Tensor* t) {
     size_t off = 0;
     for (; t->view_src; t = t->view_src) off += t->view_offs;
     return off;
+}
+
+// Operands an op writes into (its result aliases them): these must never be redirected to
+// a copy, or the write would be lost.
+bool writes_into(const Tensor& node, int slot) {
+    switch (node.op) {
+        case Op::cpy: return slot == 1;
+        case Op::set_rows:
+        case Op::rope_shift: return slot == 0;
+        default: return false;
+    }
 }
 
 constexpr uint8_t kPoisonByte = 0xff;  // 0xffffffff is a NaN in f32, 0xffff in f16
@@ -57,19 +69,26 @@ struct Scheduler::State {
     };
 
     Graph* graph = nullptr;
+    size_t graph_tensors = 0;
     std::vector<Step> steps;
     std::vector<Run> runs;
     std::vector<std::vector<Region>> poison_after;  // per step
     std::vector<std::unique_ptr<Buffer>> arenas;    // per backend
     std::vector<size_t> planned, unplanned;
     size_t n_copies = 0;
-    // Operands the scheduler redirected to copies: restored before the graph is re-planned.
+    // Operands the scheduler redirected to copies of tensors from another backend.
+    // They are applied only while the scheduler works on the graph (allocate, compute), so
+    // the graph itself is left as its builder made it.
     struct Redirect {
         Tensor* node;
         int slot;
         Tensor* original;
+        Tensor* replacement;
     };
     std::vector<Redirect> redirects;
+    void redirect(bool on) {
+        for (const Redirect& r : redirects) r.node->src[r.slot] = on ? r.replacement : r.original;
+    }
 
     int clamp_backend(int b) const { return std::clamp(b, 0, static_cast<int>(backends.size()) - 1); }
 
@@ -94,10 +113,22 @@ Scheduler::Scheduler(std::vector<Backend*> backends, std::function<int(int)> bac
 
 Scheduler::~Scheduler() = default;
 
-void Scheduler::allocate(Graph& g) { s_->allocate(g); }
+void Scheduler::allocate(Graph& g) {
+    try {
+        s_->allocate(g);
+        s_->graph_tensors = g.n_tensors();
+    } catch (...) {
+        s_->redirect(false);
+        s_->graph = nullptr;
+        throw;
+    }
+}
 
 void Scheduler::compute(Graph& g) {
-    if (s_->graph != &g) throw Error("scheduler: compute() of a graph that was not allocate()d by this scheduler");
+    // A graph changed since allocate() (or another graph at the same address) would run on
+    // a stale plan: refuse it.
+    if (s_->graph != &g || s_->graph_tensors != g.n_tensors())
+        throw Error("scheduler: compute() of a graph not allocate()d by this scheduler, or changed since");
     s_->compute();
 }
 
@@ -109,8 +140,6 @@ size_t Scheduler::n_splits() const {
 size_t Scheduler::n_copies() const { return s_->n_copies; }
 
 void Scheduler::State::allocate(Graph& g) {
-    if (graph == &g)
-        for (auto it = redirects.rbegin(); it != redirects.rend(); ++it) it->node->src[it->slot] = it->original;
     redirects.clear();
     graph = &g;
     steps.clear();
@@ -166,6 +195,10 @@ void Scheduler::State::allocate(Graph& g) {
                 Tensor* base = s->base();
                 const bool foreign = in_arena(base) ? home.at(base) != b : !backends[b]->can_access(*base);
                 if (!foreign) continue;
+                if (writes_into(*n, slot))
+                    throw Error("scheduler: {} on {} writes into {}, which that backend cannot reach: allocate it "
+                                "in a buffer of the backend that runs layer {}",
+                                op_name(n->op), backends[b]->name(), tensor_desc(*base), n->layer);
                 if (!base->is_contiguous())
                     throw Error("scheduler: cannot copy non-contiguous {} to {}", tensor_desc(*base), backends[b]->name());
                 Tensor*& copy = copy_of[{base, b}];
@@ -182,7 +215,7 @@ void Scheduler::State::allocate(Graph& g) {
                     if (!v) v = g.new_view(copy, Op::view, s->ne, s->nb, offset_in_base(s));
                     replacement = v;
                 }
-                redirects.push_back({n, slot, s});
+                redirects.push_back({n, slot, s, replacement});
                 n->src[slot] = replacement;
             }
         }
@@ -261,6 +294,10 @@ void Scheduler::State::allocate(Graph& g) {
             t->buffer = t->view_src->buffer;
         }
 
+    for (size_t b = 0; b < backends.size(); ++b)
+        spdlog::debug("scheduler: {} arena {} bytes ({} without reuse)", backends[b]->name(), planned[b], unplanned[b]);
+    spdlog::debug("scheduler: {} nodes, {} runs, {} copies", nodes.size(), runs.size(), n_copies);
+
     // 5. Scratch for each backend's nodes.
     for (size_t b = 0; b < backends.size(); ++b) {
         std::vector<Tensor*> mine;
@@ -268,9 +305,15 @@ void Scheduler::State::allocate(Graph& g) {
             if (!r.copies && r.backend == static_cast<int>(b)) mine.insert(mine.end(), r.nodes.begin(), r.nodes.end());
         backends[b]->reserve(mine);
     }
+    redirect(false);
 }
 
 void Scheduler::State::compute() {
+    redirect(true);
+    struct Restore {
+        State* s;
+        ~Restore() { s->redirect(false); }
+    } restore{this};
     auto release = [&](size_t step) {
         for (const Region& r : poison_after[step]) backends[static_cast<size_t>(r.backend)]->memset(r.ptr, kPoisonByte, r.size);
     };

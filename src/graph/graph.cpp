@@ -228,6 +228,7 @@ Tensor* Graph::rope(Tensor* a, Tensor* pos, const RopeParams& p, Tensor* freq_fa
 Tensor* Graph::rope_shift(Tensor* k, Tensor* delta, const RopeParams& p, Tensor* freq_factors) {
     require(k->type == GgmlType::F32 || k->type == GgmlType::F16, Op::rope_shift, k, delta, "keys must be f32 or f16");
     check_rope(Op::rope_shift, k, delta, p, freq_factors);
+    require(k->nb[0] == k->type_info().block_bytes, Op::rope_shift, k, delta, "key rows must be contiguous");
     Tensor* t = new_view(k, Op::rope_shift, k->ne, k->nb, 0);
     t->src = {k, delta, freq_factors, nullptr, nullptr};
     t->set_params(p);
@@ -246,7 +247,9 @@ bool is_storable(GgmlType t) { return t == GgmlType::F32 || t == GgmlType::F16 |
 }  // namespace
 
 Tensor* Graph::cpy(Tensor* src, Tensor* dst) {
-    require(src->type == GgmlType::F32 || src->type == GgmlType::F16, Op::cpy, src, dst, "source must be f32 or f16");
+    require(is_storable(src->type), Op::cpy, src, dst, "source must be f32, f16 or q8_0");
+    require(!src->is_quantized() || src->nb[0] == src->type_info().block_bytes, Op::cpy, src, dst,
+            "quantized source rows must be contiguous");
     require(is_storable(dst->type), Op::cpy, src, dst, "destination must be f32, f16 or q8_0");
     require(src->ne[0] == dst->ne[0] && src->nrows() == dst->nrows(), Op::cpy, src, dst,
             "row lengths and row counts must match");

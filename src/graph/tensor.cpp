@@ -48,8 +48,10 @@ size_t Tensor::row_bytes() const {
 size_t Tensor::nbytes() const {
     for (int i = 0; i < kMaxDims; ++i)
         if (ne[i] <= 0) return 0;
-    // The first row is row_bytes long; each further index in a dim adds that dim's stride.
-    size_t bytes = row_bytes();
+    // From the first element to the end of the last one. Unquantized elements may have any
+    // stride (a transposed view); quantized rows are always packed blocks.
+    const auto& ti = type_info();
+    size_t bytes = ti.block_size == 1 ? ti.block_bytes + static_cast<size_t>(ne[0] - 1) * nb[0] : row_bytes();
     for (int i = 1; i < kMaxDims; ++i) bytes += static_cast<size_t>(ne[i] - 1) * nb[i];
     return bytes;
 }

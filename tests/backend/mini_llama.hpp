@@ -23,8 +23,13 @@ struct MiniLlama {
     std::vector<Layer> layers;
     std::unique_ptr<Buffer> weights;  // also holds the KV cache here, for brevity
 
-    // Weights in `weight_type` (f32 or f16), a KV cache of `cache_type`; all on `backend`.
-    MiniLlama(Backend& backend, GgmlType weight_type, GgmlType cache_type) : layers(n_layer) {
+    std::unique_ptr<Buffer> device_cache;  // KV cache of the layers on `device`, when given
+
+    // Weights in `weight_type` (f32 or f16), a KV cache of `cache_type`; all on `backend`,
+    // except the KV cache of layers >= first_device_layer, which lives on `device`.
+    MiniLlama(Backend& backend, GgmlType weight_type, GgmlType cache_type, Backend* device = nullptr,
+              int first_device_layer = n_layer)
+        : layers(n_layer) {
         std::vector<Tensor*> all;
         tok_embd = make_tensor(weight_type, {n_embd, n_vocab, 1, 1}, nullptr, "tok_embd");
         out_norm = make_tensor(GgmlType::F32, {n_embd, 1, 1, 1}, nullptr, "output_norm");
@@ -58,9 +63,20 @@ struct MiniLlama {
             for (int64_t r = 0; r < t->nrows(); ++r)
                 cpu::row_from_f32(t->type, &v[r * t->ne[0]], static_cast<uint8_t*>(t->data) + r * t->nb[1], t->ne[0]);
         }
-        for (auto& l : layers) {
-            std::memset(l.k_cache.data, 0, l.k_cache.nbytes());
-            std::memset(l.v_cache.data, 0, l.v_cache.nbytes());
+        if (device) {
+            size_t cache_bytes = 0;
+            for (int il = first_device_layer; il < n_layer; ++il)
+                cache_bytes += layers[il].k_cache.nbytes() + layers[il].v_cache.nbytes() + 2 * Buffer::kAlign;
+            device_cache = device->alloc_buffer(cache_bytes);
+            for (int il = first_device_layer; il < n_layer; ++il) {
+                device_cache->place(layers[il].k_cache);
+                device_cache->place(layers[il].v_cache);
+            }
+            device_cache->clear(0);
+        }
+        for (int il = 0; il < (device ? first_device_layer : n_layer); ++il) {
+            std::memset(layers[il].k_cache.data, 0, layers[il].k_cache.nbytes());
+            std::memset(layers[il].v_cache.data, 0, layers[il].v_cache.nbytes());
         }
     }
 

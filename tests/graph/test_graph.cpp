@@ -31,6 +31,7 @@ TEST(Graph, ViewsShareMemoryAndCopyNothing) {
     EXPECT_EQ(tr->nb[0], 20u);
     EXPECT_EQ(tr->nb[1], 4u);
     EXPECT_FALSE(tr->is_contiguous());
+    EXPECT_EQ(tr->nbytes(), base.nbytes());  // spans the same memory
     EXPECT_EQ(tr->data, data.data());
     EXPECT_EQ(tr->element(2, 4, 1), &data[1 * 15 + 2 * 5 + 4]);
 

@@ -121,5 +121,30 @@ TEST(Dispatch, EveryDotTypeHasKernelsOnEverySupportedIsa) {
     EXPECT_EQ(type_kernels(GgmlType::IQ2_XXS), nullptr);
 }
 
+// Which types each SIMD ISA accelerates (the rest fall back to the scalar reference, which
+// gives the same bits, only slower). Fails when a kernel silently drops out of the table.
+TEST(Dispatch, SimdTablesReplaceTheScalarKernelsTheyShould) {
+    test::IsaGuard guard;
+    set_active_isa(Isa::scalar);
+    VecDotFn scalar_dot[64] = {};
+    for (GgmlType t : test::kDotTypes) scalar_dot[static_cast<int>(t)] = type_kernels(t)->vec_dot;
+    const GgmlType x86_simd[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1,
+                                 GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::IQ4_NL, GgmlType::Q4_K,
+                                 GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::IQ4_XS};
+    const GgmlType neon_simd[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::Q4_0, GgmlType::Q8_0,
+                                  GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+    for (Isa isa : {Isa::avx2, Isa::avx512, Isa::neon}) {
+        if (!isa_supported(isa)) continue;
+        set_active_isa(isa);
+        auto check = [&](const auto& list) {
+            for (GgmlType t : list)
+                EXPECT_NE(type_kernels(t)->vec_dot, scalar_dot[static_cast<int>(t)])
+                    << test::type_name(t) << " should have a " << isa_name(isa) << " kernel";
+        };
+        if (isa == Isa::neon) check(neon_simd);
+        else check(x86_simd);
+    }
+}
+
 }  // namespace
 }  // namespace pocket::kernels

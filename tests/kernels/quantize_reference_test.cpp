@@ -57,7 +57,7 @@ TEST_P(QuantizeReference, BytesAndRmseMatchLlamaCpp) {
 INSTANTIATE_TEST_SUITE_P(AllTypes, QuantizeReference, ::testing::ValuesIn(test::kRefTypes),
                          [](const auto& p) { return std::string(p.param.file_name); });
 
-// With an importance matrix the K-quants and IQ4 types weight the rounding error: the
+// With an importance matrix Q4_0 … Q5_1, the K-quants and IQ4 types weight the rounding error: the
 // weighted error must not be worse than without one (a weak property, but it fails when
 // the imatrix is ignored or misapplied), and a uniform imatrix must stay close.
 class QuantizeImatrix : public ::testing::TestWithParam<GgmlType> {};
@@ -89,8 +89,9 @@ TEST_P(QuantizeImatrix, ImportanceLowersWeightedError) {
     EXPECT_LT(weighted_err(weighted), weighted_err(plain));
 }
 
-INSTANTIATE_TEST_SUITE_P(KQuants, QuantizeImatrix,
-                         ::testing::Values(GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K,
+INSTANTIATE_TEST_SUITE_P(WeightedTypes, QuantizeImatrix,
+                         ::testing::Values(GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
+                                           GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K,
                                            GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS),
                          [](const auto& p) { return std::string(test::type_name(p.param)); });
 

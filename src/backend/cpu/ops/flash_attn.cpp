@@ -1,6 +1,8 @@
-// Fused attention: for each (query, head), an online softmax over blocks of kv cells, so no
-// n_q x n_kv score matrix is ever stored. Work is split by (query, head) pairs; each output
-// row is computed by one thread in a fixed cell order, so results do not depend on -t.
+// Fused attention: an online softmax over blocks of kv cells, so no n_q x n_kv score matrix
+// is ever stored. Work is split by (query, kv head) pairs; the query heads that share a kv
+// head (grouped-query attention) are processed together, so each K and V row is converted to
+// f32 once per group rather than once per head. Every output row is computed by one thread
+// in a fixed cell order, so results do not depend on -t.
 #include "backend/cpu/convert.hpp"
 #include "backend/cpu/dot.hpp"
 #include "backend/cpu/ops.hpp"
@@ -13,22 +15,19 @@ namespace pocket::cpu {
 
 namespace {
 
-constexpr int64_t kBlock = 32;  // cells scored before each rescale of the accumulator
+constexpr int64_t kBlock = 32;  // cells scored before each rescale of the accumulators
 
-struct Scratch {
-    float* q;
-    float* k;
-    float* v;
-    float* acc;
-    float* scores;
-};
-
-size_t scratch_floats(int64_t d, int64_t dv) { return static_cast<size_t>(2 * d + 2 * dv + kBlock); }
+// Per-thread scratch: one converted K row and V row, then per head of the group its query,
+// accumulator, block of scores, running maximum and running sum.
+size_t scratch_floats(int64_t d, int64_t dv, int64_t group) {
+    return static_cast<size_t>(d + dv + group * (d + dv + kBlock + 2));
+}
 
 }  // namespace
 
 size_t flash_attn_work_size(const Tensor& node, int nth) {
-    return per_thread_bytes(scratch_floats(node.src[0]->ne[0], node.src[2]->ne[0]) * sizeof(float), nth);
+    const int64_t group = node.src[0]->ne[1] / node.src[1]->ne[1];
+    return per_thread_bytes(scratch_floats(node.src[0]->ne[0], node.src[2]->ne[0], group) * sizeof(float), nth);
 }
 
 void op_flash_attn(const OpContext& ctx, Tensor& dst) {
@@ -38,22 +37,32 @@ void op_flash_attn(const OpContext& ctx, Tensor& dst) {
     const Tensor* mask = dst.src[3];
     const auto p = dst.params<AttnParams>();
     const int64_t d = q.ne[0], dv = v.ne[0];
-    const int64_t n_head = q.ne[1], n_q = q.ne[2];
-    const int64_t n_kv = k.ne[2];
-    const int64_t group = n_head / k.ne[1];
+    const int64_t n_q = q.ne[2];
+    const int64_t n_head_kv = k.ne[1], n_kv = k.ne[2];
+    const int64_t group = q.ne[1] / n_head_kv;
     constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-    float* base = ctx.thread_scratch<float>(scratch_floats(d, dv) * sizeof(float));
-    const Scratch s{base, base + d, base + 2 * d, base + 2 * d + dv, base + 2 * d + 2 * dv};
+    float* krow_f = ctx.thread_scratch<float>(scratch_floats(d, dv, group) * sizeof(float));
+    float* vrow_f = krow_f + d;
+    float* qs = vrow_f + dv;              // group x d
+    float* accs = qs + group * d;         // group x dv
+    float* scores = accs + group * dv;    // group x kBlock
+    float* ms = scores + group * kBlock;  // running maximum per head
+    float* ls = ms + group;               // running sum per head
     const bool k_f32 = k.type == GgmlType::F32;
     const bool v_f32 = v.type == GgmlType::F32;
 
-    const auto [w0, w1] = ctx.range(n_q * n_head);
+    const auto [w0, w1] = ctx.range(n_q * n_head_kv);
     for (int64_t w = w0; w < w1; ++w) {
-        const int64_t t = w / n_head, h = w % n_head, hk = h / group;
-        for (int64_t i = 0; i < d; ++i)
-            s.q[i] = *reinterpret_cast<const float*>(static_cast<const uint8_t*>(q.element(0, h, t)) + i * q.nb[0]);
-        const float* mrow = mask ? static_cast<const float*>(mask->element(0, t)) : nullptr;
+        const int64_t t = w / n_head_kv, hk = w % n_head_kv;
+        for (int64_t g = 0; g < group; ++g) {
+            const auto* qrow = static_cast<const uint8_t*>(q.element(0, hk * group + g, t));
+            for (int64_t i = 0; i < d; ++i) qs[g * d + i] = *reinterpret_cast<const float*>(qrow + i * q.nb[0]);
+            std::fill(accs + g * dv, accs + (g + 1) * dv, 0.0f);
+            ms[g] = kNegInf;
+            ls[g] = 0.0f;
+        }
+        const auto* mrow = mask ? static_cast<const uint8_t*>(mask->element(0, t)) : nullptr;
         const int64_t pos = n_kv - n_q + t;
         int64_t c_begin = 0, c_end = n_kv;
         if (p.causal) {
@@ -61,49 +70,65 @@ void op_flash_attn(const OpContext& ctx, Tensor& dst) {
             if (p.window > 0) c_begin = std::max<int64_t>(0, pos - p.window + 1);
         }
 
-        float m = kNegInf, l = 0.0f;
-        std::fill(s.acc, s.acc + dv, 0.0f);
         for (int64_t b = c_begin; b < c_end; b += kBlock) {
             const int64_t nb = std::min(kBlock, c_end - b);
-            float bmax = kNegInf;
+            // Scores of this block for every head of the group; masked cells stay -inf.
+            bool any = false;
             for (int64_t j = 0; j < nb; ++j) {
                 const int64_t c = b + j;
-                const float mv = mrow ? *reinterpret_cast<const float*>(reinterpret_cast<const uint8_t*>(mrow) + c * mask->nb[0]) : 0.0f;
+                const float mv = mrow ? *reinterpret_cast<const float*>(mrow + c * mask->nb[0]) : 0.0f;
                 if (mv == kNegInf) {
-                    s.scores[j] = kNegInf;
+                    for (int64_t g = 0; g < group; ++g) scores[g * kBlock + j] = kNegInf;
                     continue;
                 }
+                any = true;
                 const void* krow = k.element(0, hk, c);
-                const float* kf = k_f32 ? static_cast<const float*>(krow) : s.k;
-                if (!k_f32) row_to_f32(k.type, krow, s.k, d);
-                float score = dot_f32(s.q, kf, d) * p.scale;
-                if (p.softcap > 0.0f) score = p.softcap * std::tanh(score / p.softcap);
-                score += mv;
-                s.scores[j] = score;
-                bmax = std::max(bmax, score);
+                const float* kf = k_f32 ? static_cast<const float*>(krow) : krow_f;
+                if (!k_f32) row_to_f32(k.type, krow, krow_f, d);
+                for (int64_t g = 0; g < group; ++g) {
+                    float score = dot_f32(qs + g * d, kf, d) * p.scale;
+                    if (p.softcap > 0.0f) score = p.softcap * std::tanh(score / p.softcap);
+                    scores[g * kBlock + j] = score + mv;
+                }
             }
-            if (bmax == kNegInf) continue;
-            // Rescale what was accumulated under the old maximum, then add this block.
-            const float m_new = std::max(m, bmax);
-            const float correction = std::exp(m - m_new);  // 0 on the first block (m = -inf)
-            if (correction != 1.0f) {
-                for (int64_t i = 0; i < dv; ++i) s.acc[i] *= correction;
-                l *= correction;
+            if (!any) continue;
+            // Per head: rescale what was accumulated under the old maximum.
+            for (int64_t g = 0; g < group; ++g) {
+                float bmax = kNegInf;
+                for (int64_t j = 0; j < nb; ++j) bmax = std::max(bmax, scores[g * kBlock + j]);
+                if (bmax == kNegInf) continue;
+                const float m_new = std::max(ms[g], bmax);
+                const float correction = std::exp(ms[g] - m_new);  // 0 on the first block (m = -inf)
+                if (correction != 1.0f) {
+                    for (int64_t i = 0; i < dv; ++i) accs[g * dv + i] *= correction;
+                    ls[g] *= correction;
+                }
+                ms[g] = m_new;
             }
-            m = m_new;
+            // Then add this block's values, converting each V row once for the group.
             for (int64_t j = 0; j < nb; ++j) {
-                if (s.scores[j] == kNegInf) continue;
-                const float e = std::exp(s.scores[j] - m);
-                l += e;
                 const void* vrow = v.element(0, hk, b + j);
-                const float* vf = v_f32 ? static_cast<const float*>(vrow) : s.v;
-                if (!v_f32) row_to_f32(v.type, vrow, s.v, dv);
-                for (int64_t i = 0; i < dv; ++i) s.acc[i] += e * vf[i];
+                const float* vf = v_f32 ? static_cast<const float*>(vrow) : vrow_f;
+                bool converted = v_f32;
+                for (int64_t g = 0; g < group; ++g) {
+                    const float s = scores[g * kBlock + j];
+                    if (s == kNegInf) continue;
+                    if (!converted) {
+                        row_to_f32(v.type, vrow, vrow_f, dv);
+                        converted = true;
+                    }
+                    const float e = std::exp(s - ms[g]);
+                    ls[g] += e;
+                    float* acc = accs + g * dv;
+                    for (int64_t i = 0; i < dv; ++i) acc[i] += e * vf[i];
+                }
             }
         }
-        float* out = static_cast<float*>(dst.element(0, h, t));
-        const float inv = l > 0.0f ? 1.0f / l : 0.0f;  // a fully masked row gives zeros, not NaN
-        for (int64_t i = 0; i < dv; ++i) out[i] = s.acc[i] * inv;
+        for (int64_t g = 0; g < group; ++g) {
+            float* out = static_cast<float*>(dst.element(0, hk * group + g, t));
+            const float inv = ls[g] > 0.0f ? 1.0f / ls[g] : 0.0f;  // a fully masked row gives zeros, not NaN
+            for (int64_t i = 0; i < dv; ++i) out[i] = accs[g * dv + i] * inv;
+        }
     }
 }
 

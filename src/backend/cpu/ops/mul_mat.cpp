@@ -7,6 +7,8 @@
 #include "backend/cpu/matmul_kernels.hpp"
 #include "backend/cpu/ops.hpp"
 
+#include <algorithm>
+
 namespace pocket::cpu {
 
 namespace {
@@ -72,8 +74,12 @@ void op_mul_mat(const OpContext& ctx, Tensor& dst) {
         ctx.barrier();
     }
 
-    const auto [i0, i1] = ctx.range(w.ne[1]);
-    if (i0 == i1) return;
+    // Weight rows in whole tiles of 16, so that no two threads write the same 64-byte line
+    // of an output row (false sharing).
+    constexpr int64_t kTile = 16;
+    const auto [t0, t1] = ctx.range((w.ne[1] + kTile - 1) / kTile);
+    const int64_t i0 = t0 * kTile, i1 = std::min(t1 * kTile, w.ne[1]);
+    if (i0 >= i1) return;
     const int64_t r2 = x.ne[2] / w.ne[2];
     const int64_t r3 = x.ne[3] / w.ne[3];
     for (int64_t i3 = 0; i3 < x.ne[3]; ++i3) {

@@ -1,0 +1,136 @@
+// Kernel speed, per type and ISA:
+//   dot/<type>/<isa>      matrix x vector (M = 1) over a weight matrix larger than the
+//                         caches; bytes_per_second counts weight bytes read
+//   gemm/<type>/<isa>/M   M activation rows at once; GFLOPS = 2 * n * rows * M / time
+//   read_bandwidth        a STREAM-style read of a large buffer (the ceiling for dot)
+#include "kernels/kernels.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace pocket;
+using namespace pocket::kernels;
+
+constexpr int64_t kN = 4096;        // row length
+constexpr int64_t kDotRows = 4096;  // 4096 x 4096: 9 MiB as Q4_0, 64 MiB as F32
+constexpr int64_t kGemmRows = 256;
+
+size_t row_bytes(GgmlType t, int64_t n) {
+    for (const auto& r : kGgmlTypes)
+        if (r.type == t) return static_cast<size_t>(n / r.block_size) * r.block_bytes;
+    return 0;
+}
+
+// Quantizes 16 random rows once and repeats them: K-quant reference quantization of a
+// whole 4096 x 4096 matrix would dominate the start-up.
+std::vector<uint8_t> weight_rows(GgmlType t, int64_t rows) {
+    constexpr int64_t kDistinct = 16;
+    std::mt19937 rng(1);
+    std::normal_distribution<float> g(0.f, 1.f);
+    std::vector<float> f(static_cast<size_t>(kN * kDistinct));
+    for (auto& v : f) v = g(rng);
+    const size_t rb = row_bytes(t, kN);
+    std::vector<uint8_t> distinct(rb * kDistinct), out(rb * static_cast<size_t>(rows));
+    quantize_rows(t, f.data(), distinct.data(), kDistinct, kN);
+    for (int64_t r = 0; r < rows; ++r)
+        std::memcpy(&out[rb * static_cast<size_t>(r)], &distinct[rb * static_cast<size_t>(r % kDistinct)], rb);
+    return out;
+}
+
+std::vector<uint8_t> activation_rows(GgmlType t, int64_t m) {
+    const GgmlType at = type_kernels(t)->vec_dot_type;
+    std::mt19937 rng(2);
+    std::normal_distribution<float> g(0.f, 1.f);
+    std::vector<float> f(static_cast<size_t>(kN));
+    const size_t rb = row_bytes(at, kN);
+    std::vector<uint8_t> out(rb * static_cast<size_t>(m));
+    for (int64_t j = 0; j < m; ++j) {
+        for (auto& v : f) v = g(rng);
+        convert_activation_row(at, f.data(), &out[rb * static_cast<size_t>(j)], kN);
+    }
+    return out;
+}
+
+void bench_dot(benchmark::State& state, GgmlType t, Isa isa) {
+    set_active_isa(isa);
+    const auto w = weight_rows(t, kDotRows);
+    const auto a = activation_rows(t, 1);
+    const TypeKernels* k = type_kernels(t);
+    const size_t rb = row_bytes(t, kN);
+    std::vector<float> out(static_cast<size_t>(kDotRows));
+    for (auto _ : state) {
+        for (int64_t r = 0; r < kDotRows; ++r) k->vec_dot(kN, &out[static_cast<size_t>(r)], &w[rb * static_cast<size_t>(r)], a.data());
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.size()));
+}
+
+void bench_gemm(benchmark::State& state, GgmlType t, Isa isa, int64_t m) {
+    set_active_isa(isa);
+    const auto w = weight_rows(t, kGemmRows);
+    const auto a = activation_rows(t, m);
+    const TypeKernels* k = type_kernels(t);
+    std::vector<float> c(static_cast<size_t>(kGemmRows * m));
+    for (auto _ : state) {
+        k->gemm(kN, w.data(), row_bytes(t, kN), kGemmRows, a.data(), row_bytes(k->vec_dot_type, kN), m, c.data(),
+                kGemmRows);
+        benchmark::DoNotOptimize(c.data());
+    }
+    state.counters["GFLOPS"] = benchmark::Counter(2.0 * kN * kGemmRows * static_cast<double>(m) * 1e-9 *
+                                                      static_cast<double>(state.iterations()),
+                                                  benchmark::Counter::kIsRate);
+}
+
+void bench_read_bandwidth(benchmark::State& state) {
+    std::vector<uint64_t> buf(size_t{64} << 20 >> 3, 1);  // 64 MiB
+    for (auto _ : state) {
+        uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (size_t i = 0; i < buf.size(); i += 4) {
+            s0 += buf[i];
+            s1 += buf[i + 1];
+            s2 += buf[i + 2];
+            s3 += buf[i + 3];
+        }
+        benchmark::DoNotOptimize(s0 + s1 + s2 + s3);
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(buf.size() * 8));
+}
+
+const char* name_of(GgmlType t) {
+    for (const auto& r : kGgmlTypes)
+        if (r.type == t) return r.name.data();
+    return "?";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const GgmlType dot_types[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0,   GgmlType::Q4_1,
+                                  GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::IQ4_NL, GgmlType::Q2_K,
+                                  GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,   GgmlType::IQ4_XS};
+    const GgmlType gemm_types[] = {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K,
+                                   GgmlType::Q5_K, GgmlType::F16,  GgmlType::F32};
+    benchmark::RegisterBenchmark("read_bandwidth", bench_read_bandwidth)->Unit(benchmark::kMillisecond);
+    for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon}) {
+        if (!isa_supported(isa)) continue;
+        for (GgmlType t : dot_types)
+            benchmark::RegisterBenchmark((std::string("dot/") + name_of(t) + "/" + isa_name(isa)).c_str(), bench_dot, t, isa)
+                ->Unit(benchmark::kMillisecond);
+        for (GgmlType t : gemm_types)
+            for (int64_t m : {8, 32, 512})
+                benchmark::RegisterBenchmark(
+                    (std::string("gemm/") + name_of(t) + "/" + isa_name(isa) + "/" + std::to_string(m)).c_str(),
+                    bench_gemm, t, isa, m)
+                    ->Unit(benchmark::kMillisecond);
+    }
+    benchmark::Initialize(&argc, argv);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

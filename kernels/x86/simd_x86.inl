@@ -1,0 +1,613 @@
+// x86 kernels for one ISA, included by dot_avx2.cpp and dot_avx512.cpp, each compiled with
+// its own target flags. Everything here sits in an anonymous namespace on purpose: each
+// including file gets its own copy, so the linker can never hand the AVX-512 build of a
+// template to the AVX2 table.
+//
+// Each kernel reproduces the scalar order of kernels/dot_order.hpp exactly:
+//  - integer sums per block / super-block (any order: they are exact),
+//  - the same float operations, lane by lane, as the scalar reference.
+// GEMM tiles run the very same per-output sequence as vec_dot (vec_dot IS the 1x1 tile),
+// so C equals vec_dot bitwise whatever the tile shape or batch size.
+//
+// Before including, define POCKET_X86_VNNI (0/1) and POCKET_X86_ZMM (0/1).
+#include "kernels/blocks.hpp"
+#include "kernels/isa_table.hpp"
+#include "kernels/row_functions.hpp"
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstddef>
+#include <type_traits>
+
+#include <cstring>
+
+namespace pocket::kernels {
+namespace {
+
+// ---------------------------------------------------------------- integer helpers
+
+// Dot of 32 signed weights with 32 signed activations, as 8 int32 partial sums.
+inline __m256i dot_s8(__m256i w, __m256i y) {
+    const __m256i aw = _mm256_sign_epi8(w, w);  // |w| as unsigned bytes
+    const __m256i sy = _mm256_sign_epi8(y, w);  // y with w's sign
+#if POCKET_X86_VNNI
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), aw, sy);
+#else
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sy), _mm256_set1_epi16(1));
+#endif
+}
+
+// Same for unsigned weights (0..31).
+inline __m256i dot_u8(__m256i w, __m256i y) {
+#if POCKET_X86_VNNI
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, y);
+#else
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(w, y), _mm256_set1_epi16(1));
+#endif
+}
+
+inline int32_t hsum_i32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+
+// 16 packed nibbles -> 32 bytes: low nibbles first (elements 0..15), then high ones.
+inline __m256i unpack_nibbles(const uint8_t* qs) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(b, 4), b);
+    return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+}
+
+// 32 bits -> 32 bytes, 0x10 where the bit is set (the 5th bit of Q5 levels).
+inline __m256i bit4_from_bits(const uint8_t* qh) {
+    uint32_t bits;
+    std::memcpy(&bits, qh, 4);
+    const __m256i spread = _mm256_shuffle_epi8(
+        _mm256_set1_epi32(static_cast<int>(bits)),
+        _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0x0000000000000000));
+    const __m256i mask = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, mask), mask);
+    return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
+}
+
+inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// ---------------------------------------------------------------- 32-element block types
+
+// Per type: the block structs, and the weight bytes of block b as 32 int8 levels.
+struct Q4_0K {
+    using W = block_q4_0;
+    using A = block_q8_0;
+    static constexpr bool kSigned = true, kOffset = false;
+    static __m256i levels(const W& b) { return _mm256_sub_epi8(unpack_nibbles(b.qs), _mm256_set1_epi8(8)); }
+};
+struct Q4_1K {
+    using W = block_q4_1;
+    using A = block_q8_1;
+    static constexpr bool kSigned = false, kOffset = true;
+    static __m256i levels(const W& b) { return unpack_nibbles(b.qs); }
+};
+struct Q5_0K {
+    using W = block_q5_0;
+    using A = block_q8_0;
+    static constexpr bool kSigned = true, kOffset = false;
+    static __m256i levels(const W& b) {
+        return _mm256_sub_epi8(_mm256_or_si256(unpack_nibbles(b.qs), bit4_from_bits(b.qh)), _mm256_set1_epi8(16));
+    }
+};
+struct Q5_1K {
+    using W = block_q5_1;
+    using A = block_q8_1;
+    static constexpr bool kSigned = false, kOffset = true;
+    static __m256i levels(const W& b) { return _mm256_or_si256(unpack_nibbles(b.qs), bit4_from_bits(b.qh)); }
+};
+struct Q8_0K {
+    using W = block_q8_0;
+    using A = block_q8_0;
+    static constexpr bool kSigned = true, kOffset = false;
+    static __m256i levels(const W& b) { return load32(b.qs); }
+};
+struct IQ4_NLK {
+    using W = block_iq4_nl;
+    using A = block_q8_0;
+    static constexpr bool kSigned = true, kOffset = false;
+    static __m256i levels(const W& b) {
+        const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nlValues)));
+        return _mm256_shuffle_epi8(table, unpack_nibbles(b.qs));
+    }
+};
+
+
+// Eight fp16 values spaced `stride` bytes apart (lanes past `count` are 0) as floats. One
+// dword gather: each fp16 sits in the low half of its dword (the high half is the next
+// field of the same block, so nothing past the block is read).
+inline __m256 gather_halves(const uint8_t* p, size_t stride, int count) {
+    const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(stride)));
+    __m256i g;
+    if (count == 8) {
+        g = _mm256_i32gather_epi32(reinterpret_cast<const int*>(p), idx, 1);
+    } else {
+        const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        g = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(), reinterpret_cast<const int*>(p), idx, mask, 1);
+    }
+    g = _mm256_and_si256(g, _mm256_set1_epi32(0xFFFF));
+    const __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(g), _mm256_extracti128_si256(g, 1));
+    return _mm256_cvtph_ps(packed);
+}
+
+// Fold 8 float lanes in halves (4, 2, 1), the scalar fold_lanes<8> order.
+inline float fold8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 0x55));
+    return _mm_cvtss_f32(s);
+}
+
+// Integer dots of blocks k and k+1 of one (weight row, activation row) pair, reduced by
+// one hadd: lanes hold partial sums of both blocks.
+template <class K>
+inline __m256i pair_dot(const __m256i* q, const typename K::A* y, int k) {
+    __m256i v0, v1;
+    if constexpr (K::kSigned) {
+        v0 = dot_s8(q[0], load32(y[k].qs));
+        v1 = dot_s8(q[1], load32(y[k + 1].qs));
+    } else {
+        v0 = dot_u8(q[0], load32(y[k].qs));
+        v1 = dot_u8(q[1], load32(y[k + 1].qs));
+    }
+    return _mm256_hadd_epi32(v0, v1);
+}
+
+// R weight rows x C activation rows of a 32-block type. Groups of 8 blocks: each block's
+// integer dot goes to lane (block % 8) (a transposing hadd tree), then one fused
+// multiply-add per group per output. A short last group is zero-padded: its empty lanes
+// add 0 * 0, which leaves the accumulators' bits unchanged.
+template <class K, int R, int C>
+void q32_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* c, size_t cs) {
+    using W = typename K::W;
+    using A = typename K::A;
+    const int64_t nb = n / 32;
+    __m256 acc[R][C];
+    for (int r = 0; r < R; ++r)
+        for (int j = 0; j < C; ++j) acc[r][j] = _mm256_setzero_ps();
+    alignas(32) W wpad[R][8];
+    alignas(32) A apad[C][8];
+    for (int64_t g = 0; g < nb; g += 8) {
+        const int count = static_cast<int>(nb - g < 8 ? nb - g : 8);
+        const W* wr[R];
+        const A* ar[C];
+        for (int r = 0; r < R; ++r) wr[r] = reinterpret_cast<const W*>(w + ws * r) + g;
+        for (int j = 0; j < C; ++j) ar[j] = reinterpret_cast<const A*>(a + as * j) + g;
+        if (count < 8) {  // copy the short group into zeroed blocks: one code path below
+            for (int r = 0; r < R; ++r) {
+                std::memset(wpad[r], 0, sizeof wpad[r]);
+                std::memcpy(wpad[r], wr[r], sizeof(W) * static_cast<size_t>(count));
+                wr[r] = wpad[r];
+            }
+            for (int j = 0; j < C; ++j) {
+                std::memset(apad[j], 0, sizeof apad[j]);
+                std::memcpy(apad[j], ar[j], sizeof(A) * static_cast<size_t>(count));
+                ar[j] = apad[j];
+            }
+        }
+        __m256i h[R][C][4];
+        for (int p = 0; p < 4; ++p) {
+            __m256i q[R][2];
+            for (int r = 0; r < R; ++r) {
+                q[r][0] = K::levels(wr[r][2 * p]);
+                q[r][1] = K::levels(wr[r][2 * p + 1]);
+            }
+            for (int r = 0; r < R; ++r)
+                for (int j = 0; j < C; ++j) h[r][j][p] = pair_dot<K>(q[r], ar[j], 2 * p);
+        }
+        __m256 dx[R], dy[C], mx[R], sy[C];
+        for (int r = 0; r < R; ++r) {
+            const auto* wb = reinterpret_cast<const uint8_t*>(wr[r]);
+            dx[r] = gather_halves(wb + offsetof(W, d), sizeof(W), count);
+            if constexpr (K::kOffset) mx[r] = gather_halves(wb + offsetof(W, m), sizeof(W), count);
+        }
+        for (int j = 0; j < C; ++j) {
+            const auto* ab = reinterpret_cast<const uint8_t*>(ar[j]);
+            dy[j] = gather_halves(ab + offsetof(A, d), sizeof(A), count);
+            if constexpr (K::kOffset) sy[j] = gather_halves(ab + offsetof(A, s), sizeof(A), count);
+        }
+        for (int r = 0; r < R; ++r)
+            for (int j = 0; j < C; ++j) {
+                const __m256i lo = _mm256_hadd_epi32(h[r][j][0], h[r][j][1]);
+                const __m256i hi = _mm256_hadd_epi32(h[r][j][2], h[r][j][3]);
+                const __m256i sums = _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20),
+                                                      _mm256_permute2x128_si256(lo, hi, 0x31));
+                acc[r][j] = _mm256_fmadd_ps(_mm256_mul_ps(dx[r], dy[j]), _mm256_cvtepi32_ps(sums), acc[r][j]);
+                if constexpr (K::kOffset) acc[r][j] = _mm256_fmadd_ps(mx[r], sy[j], acc[r][j]);
+            }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int j = 0; j < C; ++j) c[cs * j + r] = fold8(acc[r][j]);
+}
+
+// ---------------------------------------------------------------- float rows
+
+// 32 consecutive elements as floats, from F32, F16 or BF16 storage.
+template <GgmlType T>
+struct FloatRow;
+template <>
+struct FloatRow<GgmlType::F32> {
+    using E = float;
+    static __m256 load8(const E* p) { return _mm256_loadu_ps(p); }
+#if POCKET_X86_ZMM
+    static __m512 load16(const E* p) { return _mm512_loadu_ps(p); }
+#endif
+};
+template <>
+struct FloatRow<GgmlType::F16> {
+    using E = uint16_t;
+    static __m256 load8(const E* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+#if POCKET_X86_ZMM
+    static __m512 load16(const E* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+#endif
+};
+template <>
+struct FloatRow<GgmlType::BF16> {
+    using E = uint16_t;
+    static __m256 load8(const E* p) {
+        const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+    }
+#if POCKET_X86_ZMM
+    static __m512 load16(const E* p) {
+        const __m512i wide = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+        return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+    }
+#endif
+};
+
+// Accumulators of the 32 canonical lanes: 4 ymm (lanes 8k..8k+7), or 2 zmm.
+struct Lanes32 {
+#if POCKET_X86_ZMM
+    __m512 v[2];
+#else
+    __m256 v[4];
+#endif
+};
+
+template <class F>
+inline void lanes_fma(Lanes32& acc, const typename F::E* x, const typename F::E* y) {
+#if POCKET_X86_ZMM
+    for (int h = 0; h < 2; ++h) acc.v[h] = _mm512_fmadd_ps(F::load16(x + 16 * h), F::load16(y + 16 * h), acc.v[h]);
+#else
+    for (int k = 0; k < 4; ++k) acc.v[k] = _mm256_fmadd_ps(F::load8(x + 8 * k), F::load8(y + 8 * k), acc.v[k]);
+#endif
+}
+
+// fold_lanes<32>: lane k += lane k + h for h = 16, 8, 4, 2, 1.
+inline float fold32(const Lanes32& acc) {
+#if POCKET_X86_ZMM
+    const __m512 s16 = _mm512_add_ps(acc.v[0], acc.v[1]);
+    const __m256 s8 = _mm256_add_ps(_mm512_castps512_ps256(s16), _mm512_extractf32x8_ps(s16, 1));
+#else
+    const __m256 s8 = _mm256_add_ps(_mm256_add_ps(acc.v[0], acc.v[2]), _mm256_add_ps(acc.v[1], acc.v[3]));
+#endif
+    return fold8(s8);
+}
+
+inline void lanes_zero(Lanes32& acc) {
+#if POCKET_X86_ZMM
+    acc.v[0] = acc.v[1] = _mm512_setzero_ps();
+#else
+    for (auto& v : acc.v) v = _mm256_setzero_ps();
+#endif
+}
+
+template <GgmlType T, int R, int C>
+void float_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* c, size_t cs) {
+    using F = FloatRow<T>;
+    using E = typename F::E;
+    Lanes32 acc[R][C];
+    for (int r = 0; r < R; ++r)
+        for (int j = 0; j < C; ++j) lanes_zero(acc[r][j]);
+    const int64_t full = n / 32 * 32;
+    for (int64_t i = 0; i < full; i += 32)
+        for (int r = 0; r < R; ++r)
+            for (int j = 0; j < C; ++j)
+                lanes_fma<F>(acc[r][j], reinterpret_cast<const E*>(w + ws * r) + i, reinterpret_cast<const E*>(a + as * j) + i);
+    if (full < n) {  // the tail, zero-padded to 32 lanes like the scalar reference
+        E xt[R][32] = {}, yt[C][32] = {};
+        for (int r = 0; r < R; ++r) std::memcpy(xt[r], reinterpret_cast<const E*>(w + ws * r) + full, sizeof(E) * (n - full));
+        for (int j = 0; j < C; ++j) std::memcpy(yt[j], reinterpret_cast<const E*>(a + as * j) + full, sizeof(E) * (n - full));
+        for (int r = 0; r < R; ++r)
+            for (int j = 0; j < C; ++j) lanes_fma<F>(acc[r][j], xt[r], yt[j]);
+    }
+    for (int r = 0; r < R; ++r)
+        for (int j = 0; j < C; ++j) c[cs * j + r] = fold32(acc[r][j]);
+}
+
+// ---------------------------------------------------------------- K-quants
+
+// Per super-block: exact integer isum (and the min term from Q8_K's bsums), then the two
+// fused steps of the scalar reference, one scalar accumulator per output.
+inline void kquant_step(float& acc, float d, int32_t isum, float dmin, int32_t summ) {
+    acc = std::fma(d, static_cast<float>(isum), acc);
+    acc = std::fma(-dmin, static_cast<float>(summ), acc);
+}
+
+// Q4_K / Q5_K: for 64-element chunk c, 32 low-nibble levels (sub-block 2c) and 32 high ones.
+template <bool kQ5>
+struct K45 {
+    using W = std::conditional_t<kQ5, block_q5_K, block_q4_K>;
+    struct Prep {
+        __m256i lo[4], hi[4];
+        __m256i scale_lo[4], scale_hi[4];  // int16 broadcast of the sub-block scales
+        int32_t mins[8];
+    };
+    static void prep(const W& b, Prep& p) {
+        uint8_t sc[8], m[8];
+        for (int j = 0; j < 8; ++j) k4_scale_min(j, b.scales, sc[j], m[j]);
+        __m256i hbits = _mm256_setzero_si256();
+        if constexpr (kQ5) hbits = load32(b.qh);
+        for (int ch = 0; ch < 4; ++ch) {
+            const __m256i q = load32(b.qs + 32 * ch);
+            p.lo[ch] = _mm256_and_si256(q, _mm256_set1_epi8(0x0F));
+            p.hi[ch] = _mm256_and_si256(_mm256_srli_epi16(q, 4), _mm256_set1_epi8(0x0F));
+            if constexpr (kQ5) {
+                const __m256i one = _mm256_set1_epi8(1);
+                const __m256i b_lo = _mm256_and_si256(_mm256_srli_epi16(hbits, 2 * ch), one);
+                const __m256i b_hi = _mm256_and_si256(_mm256_srli_epi16(hbits, 2 * ch + 1), one);
+                p.lo[ch] = _mm256_or_si256(p.lo[ch], _mm256_slli_epi16(b_lo, 4));
+                p.hi[ch] = _mm256_or_si256(p.hi[ch], _mm256_slli_epi16(b_hi, 4));
+            }
+            p.scale_lo[ch] = _mm256_set1_epi16(sc[2 * ch]);
+            p.scale_hi[ch] = _mm256_set1_epi16(sc[2 * ch + 1]);
+        }
+        for (int j = 0; j < 8; ++j) p.mins[j] = m[j];
+    }
+    static void dot(const Prep& p, const W& b, const block_q8_K& y, float& acc) {
+        __m256i s = _mm256_setzero_si256();
+        for (int ch = 0; ch < 4; ++ch) {
+            const __m256i plo = _mm256_maddubs_epi16(p.lo[ch], load32(y.qs + 64 * ch));
+            const __m256i phi = _mm256_maddubs_epi16(p.hi[ch], load32(y.qs + 64 * ch + 32));
+            s = _mm256_add_epi32(s, _mm256_madd_epi16(plo, p.scale_lo[ch]));
+            s = _mm256_add_epi32(s, _mm256_madd_epi16(phi, p.scale_hi[ch]));
+        }
+        int32_t summ = 0;
+        for (int j = 0; j < 8; ++j) summ += p.mins[j] * (y.bsums[2 * j] + y.bsums[2 * j + 1]);
+        kquant_step(acc, y.d * fp16_to_f32(b.d), hsum_i32(s), y.d * fp16_to_f32(b.dmin), summ);
+    }
+};
+
+struct K6 {
+    using W = block_q6_K;
+    struct Prep {
+        __m256i q[8];      // 32 levels 0..63 per 32 elements, element order
+        __m256i scale[8];  // int16: 8 lanes of scale 2k, then 8 of scale 2k+1
+    };
+    static void prep(const W& b, Prep& p) {
+        const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3);
+        for (int h = 0; h < 2; ++h) {
+            const __m256i l0 = load32(b.ql + 64 * h), l1 = load32(b.ql + 64 * h + 32), qh = load32(b.qh + 32 * h);
+            const __m256i lows[4] = {_mm256_and_si256(l0, m4), _mm256_and_si256(l1, m4),
+                                     _mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+                                     _mm256_and_si256(_mm256_srli_epi16(l1, 4), m4)};
+            for (int quarter = 0; quarter < 4; ++quarter) {
+                const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * quarter), m2);
+                p.q[4 * h + quarter] = _mm256_or_si256(lows[quarter], _mm256_slli_epi16(high, 4));
+            }
+        }
+        for (int k = 0; k < 8; ++k)
+            p.scale[k] = _mm256_set_m128i(_mm_set1_epi16(b.scales[2 * k + 1]), _mm_set1_epi16(b.scales[2 * k]));
+    }
+    static void dot(const Prep& p, const W& b, const block_q8_K& y, float& acc) {
+        __m256i s = _mm256_setzero_si256();
+        const __m256i m32 = _mm256_set1_epi8(32);
+        for (int k = 0; k < 8; ++k) {
+            const __m256i yv = load32(y.qs + 32 * k);
+            // (q - 32) * y, as q*y - 32*y: both fit int16 after the pairwise add
+            const __m256i prod = _mm256_sub_epi16(_mm256_maddubs_epi16(p.q[k], yv), _mm256_maddubs_epi16(m32, yv));
+            s = _mm256_add_epi32(s, _mm256_madd_epi16(prod, p.scale[k]));
+        }
+        kquant_step(acc, y.d * fp16_to_f32(b.d), hsum_i32(s), 0.0f, 0);
+    }
+};
+
+// Two 16-element groups' scales as int16 lanes: 8 of `a` (low 128 bits), 8 of `b`.
+inline __m256i scale_pair(int a, int b) {
+    return _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(b)), _mm_set1_epi16(static_cast<int16_t>(a)));
+}
+
+// Q2_K and Q3_K share a layout: for half h (128 elements) and shift s, the 32 levels
+// (qs[32h..] >> s) & 3 are groups 8h+s and 8h+s+1, i.e. elements 128h+16s .. +31.
+struct K2 {
+    using W = block_q2_K;
+    struct Prep {
+        __m256i q[8];      // levels 0..3, element order
+        __m256i scale[8];  // low nibbles of the scales, as int16 pairs
+        int32_t mins[16];
+    };
+    static void prep(const W& b, Prep& p) {
+        for (int h = 0; h < 2; ++h) {
+            const __m256i q = load32(b.qs + 32 * h);
+            for (int s = 0; s < 4; ++s) {
+                p.q[4 * h + s] = _mm256_and_si256(_mm256_srli_epi16(q, 2 * s), _mm256_set1_epi8(3));
+                const int j = 8 * h + 2 * s;
+                p.scale[4 * h + s] = scale_pair(b.scales[j] & 0xF, b.scales[j + 1] & 0xF);
+            }
+        }
+        for (int j = 0; j < 16; ++j) p.mins[j] = b.scales[j] >> 4;
+    }
+    static void dot(const Prep& p, const W& b, const block_q8_K& y, float& acc) {
+        __m256i s = _mm256_setzero_si256();
+        for (int k = 0; k < 8; ++k)
+            s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_maddubs_epi16(p.q[k], load32(y.qs + 32 * k)), p.scale[k]));
+        int32_t summ = 0;
+        for (int j = 0; j < 16; ++j) summ += p.mins[j] * y.bsums[j];
+        kquant_step(acc, y.d * fp16_to_f32(b.d), hsum_i32(s), y.d * fp16_to_f32(b.dmin), summ);
+    }
+};
+
+struct K3 {
+    using W = block_q3_K;
+    struct Prep {
+        __m256i q[8];  // level + 4, i.e. 0..7, element order
+        __m256i scale[8];
+    };
+    static void prep(const W& b, Prep& p) {
+        const __m256i hm = load32(b.hmask);
+        for (int h = 0; h < 2; ++h) {
+            const __m256i q = load32(b.qs + 32 * h);
+            for (int s = 0; s < 4; ++s) {
+                const __m256i low = _mm256_and_si256(_mm256_srli_epi16(q, 2 * s), _mm256_set1_epi8(3));
+                // hmask bit 4h+s of byte k: set means the level has no -4
+                const __m256i hbit = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + s), _mm256_set1_epi8(1));
+                p.q[4 * h + s] = _mm256_or_si256(low, _mm256_slli_epi16(hbit, 2));
+                const int j = 8 * h + 2 * s;
+                p.scale[4 * h + s] = scale_pair(q3k_scale(j, b.scales), q3k_scale(j + 1, b.scales));
+            }
+        }
+    }
+    static void dot(const Prep& p, const W& b, const block_q8_K& y, float& acc) {
+        __m256i s = _mm256_setzero_si256();
+        const __m256i four = _mm256_set1_epi8(4);
+        for (int k = 0; k < 8; ++k) {
+            const __m256i yv = load32(y.qs + 32 * k);
+            const __m256i prod = _mm256_sub_epi16(_mm256_maddubs_epi16(p.q[k], yv), _mm256_maddubs_epi16(four, yv));
+            s = _mm256_add_epi32(s, _mm256_madd_epi16(prod, p.scale[k]));
+        }
+        kquant_step(acc, y.d * fp16_to_f32(b.d), hsum_i32(s), 0.0f, 0);
+    }
+};
+
+struct KXS {
+    using W = block_iq4_xs;
+    struct Prep {
+        __m256i absq[8], q[8];  // |level| and level, per 32-element sub-block
+        __m256i scale[8];
+    };
+    static void prep(const W& b, Prep& p) {
+        const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nlValues)));
+        for (int ib = 0; ib < 8; ++ib) {
+            p.q[ib] = _mm256_shuffle_epi8(table, unpack_nibbles(b.qs + 16 * ib));
+            p.absq[ib] = _mm256_sign_epi8(p.q[ib], p.q[ib]);
+            p.scale[ib] = _mm256_set1_epi16(static_cast<int16_t>(iq4xs_scale(ib, b)));
+        }
+    }
+    static void dot(const Prep& p, const W& b, const block_q8_K& y, float& acc) {
+        __m256i s = _mm256_setzero_si256();
+        for (int ib = 0; ib < 8; ++ib) {
+            const __m256i sy = _mm256_sign_epi8(load32(y.qs + 32 * ib), p.q[ib]);
+            s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_maddubs_epi16(p.absq[ib], sy), p.scale[ib]));
+        }
+        kquant_step(acc, y.d * fp16_to_f32(b.d), hsum_i32(s), 0.0f, 0);
+    }
+};
+
+template <class K, int R, int C>
+void kquant_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* c, size_t cs) {
+    using W = typename K::W;
+    float acc[R][C] = {};
+    for (int64_t i = 0; i < n / kQKK; ++i) {
+        typename K::Prep prep[R];
+        for (int r = 0; r < R; ++r) K::prep(reinterpret_cast<const W*>(w + ws * r)[i], prep[r]);
+        for (int r = 0; r < R; ++r)
+            for (int j = 0; j < C; ++j)
+                K::dot(prep[r], reinterpret_cast<const W*>(w + ws * r)[i], reinterpret_cast<const block_q8_K*>(a + as * j)[i],
+                       acc[r][j]);
+    }
+    for (int r = 0; r < R; ++r)
+        for (int j = 0; j < C; ++j) c[cs * j + r] = acc[r][j];
+}
+
+// ---------------------------------------------------------------- tiling driver
+
+using TileFn = void (*)(int64_t, const uint8_t*, size_t, const uint8_t*, size_t, float*, size_t);
+
+// Covers rows x m with RxC tiles, then the edges with 1xC, Rx1 and 1x1 tiles. Each output
+// is computed by one tile and every tile runs the same per-output sequence.
+template <TileFn Full, TileFn RowEdge, TileFn ColEdge, TileFn One, int R, int C>
+void gemm_tiled(int64_t n, const void* vw, size_t ws, int64_t rows, const void* va, size_t as, int64_t m, float* c,
+                size_t cs) {
+    const auto* w = static_cast<const uint8_t*>(vw);
+    const auto* a = static_cast<const uint8_t*>(va);
+    const int64_t rows_full = rows / R * R, m_full = m / C * C;
+    for (int64_t j = 0; j < m_full; j += C) {
+        for (int64_t i = 0; i < rows_full; i += R) Full(n, w + ws * i, ws, a + as * j, as, c + cs * j + i, cs);
+        for (int64_t i = rows_full; i < rows; ++i) RowEdge(n, w + ws * i, ws, a + as * j, as, c + cs * j + i, cs);
+    }
+    for (int64_t j = m_full; j < m; ++j) {
+        for (int64_t i = 0; i < rows_full; i += R) ColEdge(n, w + ws * i, ws, a + as * j, as, c + cs * j + i, cs);
+        for (int64_t i = rows_full; i < rows; ++i) One(n, w + ws * i, ws, a + as * j, as, c + cs * j + i, cs);
+    }
+}
+
+template <template <int, int> class Tile, int R, int C>
+void gemm_for(int64_t n, const void* w, size_t ws, int64_t rows, const void* a, size_t as, int64_t m, float* c, size_t cs) {
+    gemm_tiled<Tile<R, C>::run, Tile<1, C>::run, Tile<R, 1>::run, Tile<1, 1>::run, R, C>(n, w, ws, rows, a, as, m, c, cs);
+}
+
+template <template <int, int> class Tile>
+void vec_dot_for(int64_t n, float* out, const void* x, const void* y) {
+    Tile<1, 1>::run(n, static_cast<const uint8_t*>(x), 0, static_cast<const uint8_t*>(y), 0, out, 0);
+}
+
+template <class K>
+struct Q32 {
+    template <int R, int C>
+    struct T {
+        static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* c, size_t cs) {
+            q32_tile<K, R, C>(n, w, ws, a, as, c, cs);
+        }
+    };
+};
+template <GgmlType G>
+struct Flt {
+    template <int R, int C>
+    struct T {
+        static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* c, size_t cs) {
+            float_tile<G, R, C>(n, w, ws, a, as, c, cs);
+        }
+    };
+};
+template <class K>
+struct KQ {
+    template <int R, int C>
+    struct T {
+        static void run(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* c, size_t cs) {
+            kquant_tile<K, R, C>(n, w, ws, a, as, c, cs);
+        }
+    };
+};
+
+template <template <int, int> class Tile, int R, int C>
+DotEntry entry() {
+    return {vec_dot_for<Tile>, gemm_for<Tile, R, C>};
+}
+
+void fill_x86(IsaTable& t) {
+    // Tile shapes: 32-blocks keep R*C*8 pending int32 vectors, so stay small; floats
+    // hold R*C*4 (AVX2) or *2 (AVX-512) accumulators.
+    t[GgmlType::Q4_0] = entry<Q32<Q4_0K>::T, 2, 2>();
+    t[GgmlType::Q4_1] = entry<Q32<Q4_1K>::T, 2, 2>();
+    t[GgmlType::Q5_0] = entry<Q32<Q5_0K>::T, 2, 2>();
+    t[GgmlType::Q5_1] = entry<Q32<Q5_1K>::T, 2, 2>();
+    t[GgmlType::Q8_0] = entry<Q32<Q8_0K>::T, 2, 2>();
+    t[GgmlType::IQ4_NL] = entry<Q32<IQ4_NLK>::T, 2, 2>();
+#if POCKET_X86_ZMM
+    t[GgmlType::F32] = entry<Flt<GgmlType::F32>::T, 3, 4>();
+    t[GgmlType::F16] = entry<Flt<GgmlType::F16>::T, 3, 4>();
+    t[GgmlType::BF16] = entry<Flt<GgmlType::BF16>::T, 3, 4>();
+#else
+    t[GgmlType::F32] = entry<Flt<GgmlType::F32>::T, 1, 3>();
+    t[GgmlType::F16] = entry<Flt<GgmlType::F16>::T, 1, 3>();
+    t[GgmlType::BF16] = entry<Flt<GgmlType::BF16>::T, 1, 3>();
+#endif
+    t[GgmlType::Q4_K] = entry<KQ<K45<false>>::T, 1, 4>();
+    t[GgmlType::Q5_K] = entry<KQ<K45<true>>::T, 1, 4>();
+    t[GgmlType::Q6_K] = entry<KQ<K6>::T, 1, 4>();
+    t[GgmlType::Q2_K] = entry<KQ<K2>::T, 1, 4>();
+    t[GgmlType::Q3_K] = entry<KQ<K3>::T, 1, 4>();
+    t[GgmlType::IQ4_XS] = entry<KQ<KXS>::T, 1, 4>();
+}
+
+}  // namespace
+}  // namespace pocket::kernels

@@ -1,0 +1,110 @@
+// The perplexity tool against llama-perplexity's figures in ../shared/reference/d_perplexity.
+#include "perplexity.hpp"
+#include "pocket/error.hpp"
+#include "shared_data.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <regex>
+#include <unistd.h>
+
+using namespace pocket;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+    const auto b = test::read_file(p);
+    return std::string(b.begin(), b.end());
+}
+
+}  // namespace
+
+TEST(Perplexity, MatchesLlamaPerplexity) {
+    POCKET_REQUIRE_SHARED(shared);
+    const fs::path ref = shared / "reference";
+    std::ifstream in(ref / "manifest.json");
+    const auto runs = nlohmann::json::parse(in)["d_perplexity"]["runs"];
+    size_t checked = 0;
+    for (const auto& [name, run] : runs.items()) {
+        const fs::path gguf = ref / run["gguf"].get<std::string>();
+        if (!fs::exists(gguf)) continue;  // austen1M is a record only: its model is not shipped
+        SCOPED_TRACE(name);
+        const bool f32kv = name.find("kvf32") != std::string::npos;
+        std::smatch m;
+        const std::string final_line = run["final_line"];
+        ASSERT_TRUE(std::regex_search(final_line, m, std::regex("PPL = ([0-9.]+)")));
+        const double expected = std::stod(m[1]);
+        const std::regex c_re("-c ([0-9]+)");
+        const std::string cmd = run["command"];
+        ASSERT_TRUE(std::regex_search(cmd, m, c_re));
+        const uint32_t c = static_cast<uint32_t>(std::stoul(m[1]));
+
+        auto model = Model::load(gguf.string());
+        Context ctx(*model, {.n_ctx = c, .n_threads = 2, .type_k = f32kv ? GgmlType::F32 : GgmlType::F16,
+                             .type_v = f32kv ? GgmlType::F32 : GgmlType::F16});
+        const auto tokens = tools::perplexity_tokens(*model, slurp(ref / run["text_file"].get<std::string>()));
+        std::ifstream tin(ref / run["tokens_file"].get<std::string>());
+        EXPECT_EQ(tokens, nlohmann::json::parse(tin).get<std::vector<int32_t>>()) << "tokenization differs from llama.cpp's";
+        const auto r = tools::compute_perplexity(ctx, tokens, {.n_ctx = c});
+        std::cout << "[ observed ] " << name << ": PPL " << r.ppl << " vs llama.cpp " << expected << "\n";
+        EXPECT_NEAR(r.ppl, expected, expected * 1e-3);
+        const auto running = run["running_ppl_per_chunk"].get<std::vector<double>>();
+        ASSERT_EQ(r.running_ppl.size(), running.size());
+        for (size_t k = 0; k < running.size(); ++k) EXPECT_NEAR(r.running_ppl[k], running[k], running[k] * 1e-3) << "chunk " << k + 1;
+        ++checked;
+    }
+    EXPECT_GE(checked, 4u);
+}
+
+TEST(Perplexity, IndependentOfThreadsAndBatch) {
+    POCKET_REQUIRE_SHARED(shared);
+    auto model = Model::load((shared / "gguf" / "stories260K-q8_0.gguf").string());
+    const auto tokens = tools::perplexity_tokens(*model, slurp(shared / "text" / "mini_story.txt"));
+    std::vector<double> ppl;
+    for (auto [threads, ubatch] : {std::pair{1, 128u}, std::pair{2, 32u}, std::pair{3, 5u}}) {
+        Context ctx(*model, {.n_ctx = 128, .n_batch = ubatch, .n_ubatch = ubatch, .n_threads = threads});
+        ppl.push_back(tools::compute_perplexity(ctx, tokens, {.n_ctx = 128}).ppl);
+    }
+    EXPECT_EQ(ppl[0], ppl[1]);
+    EXPECT_EQ(ppl[0], ppl[2]);
+}
+
+TEST(Perplexity, KlDivergenceOfAModelWithItselfIsZero) {
+    POCKET_REQUIRE_SHARED(shared);
+    auto model = Model::load((shared / "gguf" / "stories260K-f32.gguf").string());
+    const auto tokens = tools::perplexity_tokens(*model, slurp(shared / "text" / "mini_story.txt"));
+    const std::string base = (fs::temp_directory_path() / ("pocket-kl-" + std::to_string(::getpid()))).string();
+    Context ctx(*model, {.n_ctx = 128, .n_threads = 2});
+    tools::compute_perplexity(ctx, tokens, {.n_ctx = 128, .kl_base_out = base});
+    const auto r = tools::compute_perplexity(ctx, tokens, {.n_ctx = 128, .kl_base_in = base});
+    ASSERT_TRUE(r.kl.has_value());
+    EXPECT_EQ(r.kl->kld_mean, 0.0);
+    EXPECT_EQ(r.kl->kld_max, 0.0);
+    EXPECT_EQ(r.kl->same_top, 1.0);
+    EXPECT_EQ(r.kl->dp_rms, 0.0);
+    EXPECT_NEAR(r.kl->base_ppl, r.ppl, r.ppl * 1e-3);
+
+    // A different model against that base: a positive divergence.
+    auto q8 = Model::load((shared / "gguf" / "stories260K-q8_0.gguf").string());
+    Context ctx8(*q8, {.n_ctx = 128, .n_threads = 2});
+    const auto r8 = tools::compute_perplexity(ctx8, tokens, {.n_ctx = 128, .kl_base_in = base});
+    EXPECT_GT(r8.kl->kld_mean, 0.0);
+    EXPECT_LT(r8.kl->kld_mean, 0.05);
+    std::remove(base.c_str());
+}
+
+TEST(Perplexity, TextShorterThanTwoContextsIsAClearError) {
+    POCKET_REQUIRE_SHARED(shared);
+    auto model = Model::load((shared / "gguf" / "stories260K-f32.gguf").string());
+    const auto tokens = tools::perplexity_tokens(*model, slurp(shared / "text" / "mini_story.txt"));  // 358 tokens
+    Context ctx(*model, {.n_ctx = 256});
+    try {
+        tools::compute_perplexity(ctx, tokens, {.n_ctx = 256});
+        FAIL() << "accepted a text shorter than 2 x ctx";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("at least 512"), std::string::npos) << e.what();
+    }
+}

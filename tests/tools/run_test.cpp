@@ -1,0 +1,95 @@
+// End-to-end: the `run` executable on the bundled model, as a user types it.
+#include "shared_data.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+    int status;
+    std::string out, err;
+};
+
+// Runs bin/<tool> with arguments through the shell, capturing stdout and stderr.
+Result run_tool(const std::string& tool, const std::string& args) {
+    const fs::path err_file = fs::temp_directory_path() / ("pocket-run-err-" + std::to_string(::getpid()));
+    const std::string cmd = std::string(POCKET_BIN_DIR) + "/" + tool + " " + args + " 2>" + err_file.string();
+    Result r;
+    std::FILE* p = ::popen(cmd.c_str(), "r");
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    const int st = ::pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    std::ifstream e(err_file);
+    r.err.assign(std::istreambuf_iterator<char>(e), {});
+    fs::remove(err_file);
+    return r;
+}
+
+}  // namespace
+
+TEST(RunTool, BundledModelGreedyTellsThePublishedStory) {
+    const Result r = run_tool("run", "--temp 0 -n 40");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(r.out.starts_with("Once upon a time, there was a little girl named Lily. She loved to play outside in the park."))
+        << r.out;
+    EXPECT_NE(r.err.find("prompt eval time"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("eval time"), std::string::npos);
+    EXPECT_NE(r.err.find("load time"), std::string::npos);
+}
+
+TEST(RunTool, SameSeedSameTextWhateverTheThreads) {
+    const Result a = run_tool("run", "-s 1234 --temp 0.9 -n 48 -t 1 -p 'Once upon a time, a cat'");
+    const Result b = run_tool("run", "-s 1234 --temp 0.9 -n 48 -t 2 -b 3 -ub 3 -p 'Once upon a time, a cat'");
+    const Result c = run_tool("run", "-s 99 --temp 0.9 -n 48 -t 1 -p 'Once upon a time, a cat'");
+    ASSERT_EQ(a.status, 0) << a.err;
+    ASSERT_EQ(b.status, 0) << b.err;
+    EXPECT_EQ(a.out, b.out);
+    EXPECT_NE(a.out, c.out) << "a different seed should give a different story";
+}
+
+TEST(RunTool, UntilEndOfContext) {
+    const Result r = run_tool("run", "--temp 0 -n -1 -c 64");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_GT(r.out.size(), 100u);
+}
+
+TEST(RunTool, PromptLongerThanTheContextIsAClearError) {
+    std::string long_prompt;
+    for (int i = 0; i < 50; ++i) long_prompt += "the little dog ran ";
+    const Result r = run_tool("run", "-c 32 -n 4 -p '" + long_prompt + "'");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("context"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+}
+
+TEST(RunTool, BadInputGivesOneLineErrors) {
+    Result r = run_tool("run", "-m /nonexistent/model.gguf");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("/nonexistent/model.gguf"), std::string::npos) << r.err;
+
+    const fs::path bad = fs::temp_directory_path() / ("pocket-trunc-" + std::to_string(::getpid()) + ".gguf");
+    {
+        const auto bytes = pocket::test::read_file(pocket::test::source_dir() / "models" / "stories260K.gguf");
+        std::ofstream(bad, std::ios::binary).write(bytes.data(), 20000);
+    }
+    r = run_tool("run", "-m " + bad.string());
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("truncated"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    fs::remove(bad);
+
+    r = run_tool("run", "--no-such-flag");
+    EXPECT_NE(r.status, 0);
+    r = run_tool("run", "-ctk q9_9");
+    EXPECT_EQ(r.status, 1);
+}

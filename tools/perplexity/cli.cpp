@@ -1,0 +1,100 @@
+// `perplexity`: llama-perplexity's flags and output. This file only parses and prints.
+#include "../common/argv_aliases.hpp"
+#include "perplexity.hpp"
+#include "pocket/error.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+int main(int argc, char** argv) {
+    CLI::App app{"perplexity: perplexity and KL divergence of a model on a text (llama-perplexity's method)"};
+    std::string model_path, text_path, kl_base, ctk = "f16", ctv = "f16";
+    pocket::tools::PerplexityOptions o;
+    pocket::ContextOptions c;
+    bool kl = false, json = false, no_mmap = false, verbose = false;
+    int ngl = 0;
+    app.add_option("-m,--model", model_path, "model file")->required();
+    app.add_option("-f,--file", text_path, "text file")->required()->check(CLI::ExistingFile);
+    app.add_option("-c,--ctx-size", o.n_ctx, "tokens per chunk")->capture_default_str();
+    app.add_option("-b,--batch-size", c.n_batch, "logical batch size")->capture_default_str();
+    app.add_option("--ubatch-size", c.n_ubatch, "physical batch size (-ub)")->capture_default_str();
+    app.add_option("--chunks", o.n_chunks, "evaluate at most this many chunks (-1: all)")->capture_default_str();
+    app.add_option("-t,--threads", c.n_threads, "threads (default: all hardware threads)");
+    app.add_option("--cache-type-k", ctk, "KV cache type for K: f32, f16, q8_0 (-ctk)")->capture_default_str();
+    app.add_option("--cache-type-v", ctv, "KV cache type for V: f32, f16, q8_0 (-ctv)")->capture_default_str();
+    app.add_option("--kl-divergence-base", kl_base, "file of the base model's log-probabilities: written, or read with --kl-divergence");
+    app.add_flag("--kl-divergence", kl, "compare with the base file: KL divergence, delta-p, same top token");
+    app.add_flag("--json", json, "print the final figures as JSON on stdout");
+    app.add_flag("--no-mmap", no_mmap, "read the model into memory");
+    app.add_option("--n-gpu-layers", ngl, "layers on the GPU (-ngl; no GPU backend yet)");
+    app.add_flag("-v,--verbose", verbose, "log to stderr");
+    pocket::tools::AliasedArgs args(argc, argv, {{"-ngl", "--n-gpu-layers"}, {"-ub", "--ubatch-size"},
+                                                 {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}});
+    CLI11_PARSE(app, args.argc(), args.argv());
+    spdlog::set_default_logger(spdlog::stderr_color_st("pocket"));
+    spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
+    try {
+        if (kl && kl_base.empty()) throw pocket::Error("--kl-divergence needs --kl-divergence-base FILE");
+        (kl ? o.kl_base_in : o.kl_base_out) = kl_base;
+        auto type = [](const std::string& n) {
+            auto t = pocket::ggml_type_from_name(n);
+            if (!t) throw pocket::Error("unknown KV cache type '{}'", n);
+            return *t;
+        };
+        c.type_k = type(ctk);
+        c.type_v = type(ctv);
+        c.n_ctx = o.n_ctx;
+        c.n_ubatch = std::min(c.n_ubatch, std::max<uint32_t>(o.n_ctx, 1));
+        auto model = pocket::Model::load(model_path, {.use_mmap = !no_mmap});
+        pocket::Context ctx(*model, c);
+        std::ifstream in(text_path, std::ios::binary);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        const auto tokens = pocket::tools::perplexity_tokens(*model, ss.str());
+        const bool tty = ::isatty(2);
+        fmt::print(stderr, "perplexity: {} tokens, {} chunks of {}\n", tokens.size(), tokens.size() / o.n_ctx, o.n_ctx);
+        std::string printed;
+        const auto r = pocket::tools::compute_perplexity(ctx, tokens, o, [&](size_t k, size_t n, double ppl) {
+            if (!json) {
+                fmt::print("[{}]{:.4f},", k, ppl);
+                std::fflush(stdout);
+            }
+            if (tty) fmt::print(stderr, "\rperplexity: chunk {}/{} ", k, n);
+        });
+        if (tty) fmt::print(stderr, "\n");
+        const double tps = static_cast<double>(r.n_chunks * o.n_ctx) / r.seconds;
+        if (json) {
+            fmt::print("{{\"model\": \"{}\", \"n_ctx\": {}, \"n_chunks\": {}, \"n_tokens\": {}, \"ppl\": {:.6f}, \"ppl_stderr\": {:.6f}, "
+                       "\"tokens_per_second\": {:.2f}",
+                       model_path, o.n_ctx, r.n_chunks, r.n_tokens, r.ppl, r.ppl_stderr, tps);
+            if (r.kl)
+                fmt::print(", \"kld_mean\": {:.6g}, \"kld_stderr\": {:.6g}, \"kld_max\": {:.6g}, \"delta_p_mean\": {:.6g}, "
+                           "\"delta_p_stderr\": {:.6g}, \"delta_p_rms\": {:.6g}, \"same_top_p\": {:.6f}, \"base_ppl\": {:.6f}",
+                           r.kl->kld_mean, r.kl->kld_stderr, r.kl->kld_max, r.kl->dp_mean, r.kl->dp_stderr, r.kl->dp_rms,
+                           r.kl->same_top, r.kl->base_ppl);
+            fmt::print("}}\n");
+        } else {
+            fmt::print("\nFinal estimate: PPL = {:.4f} +/- {:.5f}\n", r.ppl, r.ppl_stderr);
+            if (r.kl) {
+                fmt::print("Mean    KLD: {:10.6f} +/- {:.6f}\n", r.kl->kld_mean, r.kl->kld_stderr);
+                fmt::print("Maximum KLD: {:10.6f}\n", r.kl->kld_max);
+                fmt::print("Mean    Δp: {:+10.3f} +/- {:.3f} %\n", 100 * r.kl->dp_mean, 100 * r.kl->dp_stderr);
+                fmt::print("RMS     Δp: {:10.3f} %\n", 100 * r.kl->dp_rms);
+                fmt::print("Same top p: {:10.3f} %\n", 100 * r.kl->same_top);
+                fmt::print("Base   PPL: {:10.4f}\n", r.kl->base_ppl);
+            }
+        }
+        fmt::print(stderr, "perplexity: {:.2f} s, {:.2f} tokens per second\n", r.seconds, tps);
+        return 0;
+    } catch (const pocket::Error& e) {
+        std::cerr << "perplexity: " << e.what() << "\n";
+        return 1;
+    }
+}
