@@ -1,5 +1,6 @@
 // `gguf`: inspect GGUF files. Argument parsing only; the commands live in info.cpp and hash.cpp.
 #include "gguf_commands.hpp"
+#include "synth.hpp"
 #include "pocket/error.hpp"
 
 #include <CLI/CLI.hpp>
@@ -25,12 +26,25 @@ int main(int argc, char** argv) {
     bool xxh64 = true;
     hash->add_flag("--xxh64", xxh64, "accepted for llama-gguf-hash compatibility (the only hash)");
 
+    pocket::tools::SynthOptions synth_options;
+    auto* synth = app.add_subcommand("synth", "write a random-weight model of a realistic shape");
+    synth->add_option("--preset", synth_options.preset, "llama-3.2-1b, tinyllama-1.1b, llama-7b, qwen2-0.5b or tiny")
+        ->capture_default_str();
+    synth->add_option("-o,--output", synth_options.output, "output GGUF")->required();
+    synth->add_option("--vocab", synth_options.vocab, "copy tokenizer.* from this GGUF (e.g. shared/vocab/ggml-vocab-llama3.gguf)");
+    synth->add_option("--type", synth_options.type, "matrix type: f32, f16 or bf16")->capture_default_str();
+    synth->add_option("--seed", synth_options.seed, "random seed")->capture_default_str();
+    synth->add_option("--layers", synth_options.n_layer, "override the preset's layer count");
+
     CLI11_PARSE(app, argc, argv);
     try {
         pocket::GgufOpenOptions open_options;
         open_options.use_mmap = !no_mmap;
         if (*info) {
             pocket::tools::gguf_info(pocket::GgufFile::open(info_path, open_options), info_options, std::cout);
+        } else if (*synth) {
+            const uint64_t n = pocket::tools::synth_model(synth_options);
+            std::cerr << "gguf synth: wrote " << synth_options.output << " (" << n << " parameters)\n";
         } else if (*hash) {
             pocket::tools::gguf_hash(pocket::GgufFile::open(hash_path), hash_path, std::cout);
         }

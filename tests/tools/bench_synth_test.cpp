@@ -1,0 +1,84 @@
+// `gguf synth` writes models that load and run; `bench` reports llama-bench's fields.
+#include "bench.hpp"
+#include "pocket/context.hpp"
+#include "pocket/gguf.hpp"
+#include "pocket/model.hpp"
+#include "shared_data.hpp"
+#include "synth.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <sstream>
+#include <unistd.h>
+
+using namespace pocket;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path synth_tiny(const std::string& type, const std::string& vocab = {}) {
+    const fs::path p = fs::temp_directory_path() / ("pocket-synth-" + type + "-" + std::to_string(::getpid()) + ".gguf");
+    tools::SynthOptions o;
+    o.preset = "tiny";
+    o.output = p.string();
+    o.type = type;
+    o.vocab = vocab;
+    tools::synth_model(o);
+    return p;
+}
+
+}  // namespace
+
+TEST(Synth, TinyModelLoadsAndGivesFiniteLogits) {
+    for (const char* type : {"f32", "f16", "bf16"}) {
+        const fs::path p = synth_tiny(type);
+        auto model = Model::load(p.string());
+        EXPECT_EQ(model->hparams().n_layer, 2u);
+        EXPECT_EQ(model->hparams().n_embd, 256u);
+        Context ctx(*model, {.n_ctx = 64, .n_threads = 2});
+        const std::vector<TokenId> tokens{1, 5, 9, 200};
+        ctx.decode(tokens);
+        for (float l : ctx.last_logits()) ASSERT_TRUE(std::isfinite(l));
+        fs::remove(p);
+    }
+}
+
+TEST(Synth, TakesARealVocabulary) {
+    POCKET_REQUIRE_SHARED(shared);
+    const fs::path p = synth_tiny("f16", (shared / "vocab" / "ggml-vocab-llama-spm.gguf").string());
+    const GgufFile f = GgufFile::open(p.string());
+    EXPECT_EQ(f.get_strings("tokenizer.ggml.tokens").size(), 32000u);
+    EXPECT_EQ(f.tensor("token_embd.weight").ne[1], 32000);
+    EXPECT_EQ(f.tensor("blk.0.attn_q.weight").type, GgmlType::F16);
+    EXPECT_EQ(f.tensor("blk.0.attn_norm.weight").type, GgmlType::F32);
+    fs::remove(p);
+}
+
+TEST(Bench, JsonHasLlamaBenchFields) {
+    const fs::path p = synth_tiny("f32");
+    tools::BenchOptions o;
+    o.models = {p.string()};
+    o.n_prompt = {16};
+    o.n_gen = {4};
+    o.threads = {1, 2};
+    o.repetitions = 2;
+    const auto results = tools::run_bench(o);
+    ASSERT_EQ(results.size(), 4u);  // (pp, tg) x (1, 2 threads)
+    std::ostringstream out;
+    tools::print_bench(results, "json", out);
+    const auto j = nlohmann::json::parse(out.str());
+    ASSERT_EQ(j.size(), 4u);
+    for (const auto& r : j) {
+        for (const char* key : {"model_filename", "model_type", "model_size", "model_n_params", "n_threads", "n_prompt", "n_gen",
+                                "avg_ts", "stddev_ts"})
+            EXPECT_TRUE(r.contains(key)) << key;
+        EXPECT_GT(r["avg_ts"].get<double>(), 0.0);
+        EXPECT_EQ(r["samples_ts"].size(), 2u);
+    }
+    EXPECT_EQ(j[0]["n_prompt"], 16);
+    EXPECT_EQ(j[1]["n_gen"], 4);
+    EXPECT_EQ(j[2]["n_threads"], 2);
+    fs::remove(p);
+}

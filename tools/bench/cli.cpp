@@ -1,0 +1,37 @@
+// `bench`: llama-bench's flags. Lists take comma-separated values (-t 1,2 -p 128,512).
+#include "bench.hpp"
+#include "pocket/error.hpp"
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+    CLI::App app{"bench: prompt-processing and generation speed (llama-bench's flags and output)"};
+    pocket::tools::BenchOptions o;
+    o.models.clear();
+    app.add_option("-m,--model", o.models, "model file(s)")->required()->delimiter(',');
+    app.add_option("-p,--n-prompt", o.n_prompt, "prompt tokens per pp test")->delimiter(',')->capture_default_str();
+    app.add_option("-n,--n-gen", o.n_gen, "tokens per tg test")->delimiter(',')->capture_default_str();
+    app.add_option("-t,--threads", o.threads, "threads")->delimiter(',')->capture_default_str();
+    app.add_option("-b,--batch-size", o.n_batch, "logical batch size")->capture_default_str();
+    app.add_option("--ubatch-size", o.n_ubatch, "physical batch size (-ub)")->capture_default_str();
+    app.add_option("-r,--repetitions", o.repetitions, "repetitions of each test")->capture_default_str();
+    app.add_option("-o,--output", o.output, "md, json or csv")->check(CLI::IsMember({"md", "json", "csv"}))->capture_default_str();
+    app.add_flag("--progress", o.progress, "a line per test on stderr");
+    std::vector<std::string> args(argv, argv + argc);
+    for (auto& a : args)
+        if (a == "-ub") a = "--ubatch-size";
+    std::vector<char*> ptrs;
+    for (auto& a : args) ptrs.push_back(a.data());
+    CLI11_PARSE(app, static_cast<int>(ptrs.size()), ptrs.data());
+    spdlog::set_level(spdlog::level::warn);
+    try {
+        pocket::tools::print_bench(pocket::tools::run_bench(o), o.output, std::cout);
+    } catch (const pocket::Error& e) {
+        std::cerr << "bench: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}
