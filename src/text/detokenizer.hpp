@@ -17,7 +17,8 @@ std::string token_piece(const Vocab& vocab, TokenId id, bool special);
 // loses both, and " 's" " 'm" " 're" " 've" lose theirs.
 std::string clean_up_spaces(const std::string& text);
 
-// Joins pieces (given by `piece`) the way llama_detokenize does.
+// Joins the pieces of `ids` the way llama_detokenize does; `pieces_with_special` holds
+// token_piece(id, true) for every id.
 std::string join_pieces(const Vocab& vocab, std::span<const TokenId> ids, bool remove_special,
                         const std::vector<std::string>& pieces_with_special, bool unparse_special);
 

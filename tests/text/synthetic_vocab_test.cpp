@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 
 namespace {
@@ -33,6 +34,7 @@ struct VocabSpec {
     std::vector<int32_t> types;
     std::vector<std::string> merges;
     bool write_tokens = true;
+    std::function<void(pocket::GgufWriter&)> extra;  // more keys
 };
 
 void write_vocab(const std::filesystem::path& path, const VocabSpec& v) {
@@ -44,6 +46,7 @@ void write_vocab(const std::filesystem::path& path, const VocabSpec& v) {
     if (!v.scores.empty()) w.set_array<float>("tokenizer.ggml.scores", v.scores);
     if (!v.types.empty()) w.set_array<int32_t>("tokenizer.ggml.token_type", v.types);
     if (!v.merges.empty()) w.set_strings("tokenizer.ggml.merges", std::span<const std::string>(v.merges));
+    if (v.extra) v.extra(w);
     w.begin();
     w.finish();
 }
@@ -159,6 +162,51 @@ TEST(SyntheticVocab, ErrorsNameFileAndKey) {
             EXPECT_NE(std::string(e.what()).find("no-such-pre"), std::string::npos) << e.what();
         }
     }
+}
+
+TEST(SyntheticVocab, BadSpecialIdsKeepTheDefaultAndBadTypesAreErrors) {
+    {
+        TempFile f("badbos");
+        auto v = spm_spec({{"a", -1}});
+        v.extra = [](pocket::GgufWriter& w) {
+            w.set<uint32_t>("tokenizer.ggml.bos_token_id", 999999);  // out of range: warned, default kept
+            w.set<uint32_t>("tokenizer.ggml.eos_token_id", 2);
+        };
+        write_vocab(f.path, v);
+        const auto tok = pocket::Tokenizer::from_file(f.path.string());
+        EXPECT_EQ(tok.vocab().special().bos, 1);
+        EXPECT_TRUE(tok.vocab().is_eog(2));
+    }
+    {
+        TempFile f("badtype");
+        auto v = spm_spec({{"a", -1}});
+        v.extra = [](pocket::GgufWriter& w) { w.set<uint32_t>("tokenizer.ggml.add_bos_token", 1); };
+        write_vocab(f.path, v);
+        try {
+            (void)pocket::Tokenizer::from_file(f.path.string());
+            FAIL() << "no error";
+        } catch (const pocket::Error& e) {
+            EXPECT_NE(std::string(e.what()).find("tokenizer.ggml.add_bos_token"), std::string::npos) << e.what();
+        }
+    }
+    {
+        TempFile f("shorttypes");
+        auto v = spm_spec({{"a", -1}});
+        v.types.pop_back();
+        write_vocab(f.path, v);
+        EXPECT_THROW((void)pocket::Tokenizer::from_file(f.path.string()), pocket::Error);
+    }
+}
+
+TEST(SyntheticVocab, AddSpacePrefixCanBeTurnedOff) {
+    TempFile f("noprefix");
+    auto v = spm_spec({{"\xE2\x96\x81", -1}, {"a", -2}, {"\xE2\x96\x81" "a", -3}});
+    v.extra = [](pocket::GgufWriter& w) { w.set<bool>("tokenizer.ggml.add_space_prefix", false); };
+    write_vocab(f.path, v);
+    const auto tok = pocket::Tokenizer::from_file(f.path.string());
+    const pocket::TokenId base = 259;
+    EXPECT_EQ(tok.tokenize("a a", false), (Ids{base + 1, base + 2}));
+    EXPECT_EQ(tok.detokenize(Ids{base + 1, base + 2}), "a a");
 }
 
 }  // namespace

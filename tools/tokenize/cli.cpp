@@ -14,8 +14,8 @@ int main(int argc, char** argv) {
     bool no_parse_special = false, no_escape = false, escape = false, log_disable = false, verbose = false;
 
     app.add_option("-m,--model", o.model, "GGUF file")->required();
-    auto* p = app.add_option("-p,--prompt", prompt, "text to tokenize (escapes such as \\n are processed)");
-    auto* f = app.add_option("-f,--file", file, "read the text from a file, verbatim");
+    auto* p = app.add_option("-p,--prompt", prompt, "text to tokenize (escapes such as \\n processed unless --no-escape)");
+    auto* f = app.add_option("-f,--file", file, "read the text from a file (all of it; escapes processed as for -p)");
     app.add_flag("--stdin", o.use_stdin, "read the text from standard input (wins over -f and -p)");
     app.add_flag("--ids", o.ids, "print only the ids, as [1, 2, 3]");
     app.add_flag("--no-bos", o.no_bos, "do not add BOS even if the vocabulary asks for it");
@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
     app.add_flag("--show-count", o.show_count, "print the number of tokens");
     app.add_flag("--log-disable", log_disable, "no log output (the default; for llama-tokenize compatibility)");
     app.add_flag("-v,--verbose", verbose, "log to stderr");
+    // A flag error is one line too, like every other error of the tool.
+    app.failure_message([](const CLI::App*, const CLI::Error& e) { return "tokenize: " + std::string(e.what()) + " (see --help)\n"; });
     CLI11_PARSE(app, argc, argv);
 
     if (*p) o.prompt = prompt;

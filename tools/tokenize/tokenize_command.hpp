@@ -9,7 +9,7 @@ namespace pocket::tools {
 struct TokenizeOptions {
     std::string model;                  // -m
     std::optional<std::string> prompt;  // -p
-    std::optional<std::string> file;    // -f, read verbatim
+    std::optional<std::string> file;    // -f, read whole (escapes as for -p)
     bool use_stdin = false;             // --stdin (wins over -f and -p)
     bool ids = false;                   // --ids: print [1, 2, 3]
     bool no_bos = false;                // --no-bos
