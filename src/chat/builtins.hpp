@@ -11,8 +11,8 @@
 namespace pocket::jinja {
 
 // Limits that keep a hostile template from exhausting memory.
-inline constexpr size_t kMaxOutputBytes = 64u << 20;   // rendered text, and any one string
-inline constexpr size_t kMaxSequence = 1u << 22;       // items in one list (range, *, ...)
+inline constexpr size_t kMaxOutputBytes = 16u << 20;   // rendered text, and any one string
+inline constexpr size_t kMaxSequence = 1u << 20;       // items in one list (range, *, ...)
 
 // `obj.name` (dict key first, then a bound method) and `obj[key]`; undefined when missing.
 Value get_attr(const Value& obj, const std::string& name);

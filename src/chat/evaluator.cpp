@@ -184,7 +184,12 @@ private:
     // --- statements ----------------------------------------------------------------------
     Flow exec_body(const Body& body) {
         for (const auto& s : body) {
-            Flow f = exec(*s);
+            Flow f = Flow::Normal;
+            try {
+                f = exec(*s);
+            } catch (const RuntimeError& err) {  // one not raised inside an expression (e.g. printing)
+                fail_at(s->offset, err.what());
+            }
             if (f != Flow::Normal) return f;
         }
         return Flow::Normal;
@@ -242,27 +247,32 @@ private:
         }
         if (items.empty()) return exec_body(s.else_body);
 
+        // One `loop` object per loop, updated in place: building a fresh dict per iteration
+        // costs more than the rest of a typical iteration.
         const auto n = static_cast<int64_t>(items.size());
+        auto position = std::make_shared<int64_t>(0);
+        Value loop = make_object({
+            {"index", Value()}, {"index0", Value()}, {"revindex", Value()}, {"revindex0", Value()},
+            {"first", Value()}, {"last", Value()}, {"previtem", Value()}, {"nextitem", Value()},
+            {"length", Value(n)}, {"depth", Value(1)}, {"depth0", Value(0)},
+        });
+        loop.as_object().set("cycle", make_callable("cycle", [position](const CallArgs& args) {
+            if (args.positional.empty()) throw RuntimeError("loop.cycle needs at least one argument");
+            return args.positional[static_cast<size_t>(*position) % args.positional.size()];
+        }));
+        auto& slots = loop.as_object().entries;
         for (int64_t i = 0; i < n; ++i) {
             step(s.offset);
             auto idx = static_cast<size_t>(i);
-            Value loop = make_object({
-                {"index", Value(i + 1)},
-                {"index0", Value(i)},
-                {"revindex", Value(n - i)},
-                {"revindex0", Value(n - i - 1)},
-                {"first", Value(i == 0)},
-                {"last", Value(i == n - 1)},
-                {"length", Value(n)},
-                {"depth", Value(1)},
-                {"depth0", Value(0)},
-                {"previtem", i > 0 ? items[idx - 1] : Value()},
-                {"nextitem", i + 1 < n ? items[idx + 1] : Value()},
-            });
-            loop.as_object().set("cycle", make_callable("cycle", [i](const CallArgs& args) {
-                if (args.positional.empty()) throw RuntimeError("loop.cycle needs at least one argument");
-                return args.positional[static_cast<size_t>(i) % args.positional.size()];
-            }));
+            *position = i;
+            slots[0].second = Value(i + 1);
+            slots[1].second = Value(i);
+            slots[2].second = Value(n - i);
+            slots[3].second = Value(n - i - 1);
+            slots[4].second = Value(i == 0);
+            slots[5].second = Value(i == n - 1);
+            slots[6].second = i > 0 ? items[idx - 1] : Value();
+            slots[7].second = i + 1 < n ? items[idx + 1] : Value();
             assign("loop", loop);
             assign_targets(s.targets, items[idx], s.offset);
             if (exec_body(s.body) == Flow::Break) break;

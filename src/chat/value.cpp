@@ -80,7 +80,17 @@ std::string Value::to_str() const {
     }
 }
 
-std::string Value::repr() const {
+// Lists can contain themselves (`l.append(l)`): nesting is capped instead of recursing forever.
+constexpr int kMaxValueDepth = 256;
+
+static void check_depth(int depth) {
+    if (depth > kMaxValueDepth) throw RuntimeError("value nested too deeply (or containing itself)");
+}
+
+std::string Value::repr() const { return repr_at(0); }
+
+std::string Value::repr_at(int depth) const {
+    check_depth(depth);
     switch (kind()) {
         case Kind::Undefined: return "";
         case Kind::None: return "None";
@@ -94,7 +104,7 @@ std::string Value::repr() const {
             for (const auto& v : as_array()) {
                 if (!first) out += ", ";
                 first = false;
-                out += v.repr();
+                out += v.repr_at(depth + 1);
             }
             return out + "]";
         }
@@ -105,7 +115,7 @@ std::string Value::repr() const {
             for (const auto& [k, v] : o.entries) {
                 if (!first) out += ", ";
                 first = false;
-                out += repr_string(k) + ": " + v.repr();
+                out += repr_string(k) + ": " + v.repr_at(depth + 1);
             }
             return out + (o.is_namespace ? "}>" : "}");
         }
@@ -135,6 +145,7 @@ static void json_string(std::string& out, const std::string& s) {
 }
 
 static void json_value(std::string& out, const Value& v, int indent, int level) {
+    check_depth(level);
     auto newline = [&](int lvl) {
         out += '\n';
         out.append(static_cast<size_t>(indent * lvl), ' ');
@@ -252,7 +263,12 @@ Value make_callable(std::string name, std::function<Value(const CallArgs&)> fn) 
     return Value(std::make_shared<Callable>(Callable{std::move(name), std::move(fn)}));
 }
 
-bool values_equal(const Value& a, const Value& b) {
+static bool equal_at(const Value& a, const Value& b, int depth);
+
+bool values_equal(const Value& a, const Value& b) { return equal_at(a, b, 0); }
+
+static bool equal_at(const Value& a, const Value& b, int depth) {
+    check_depth(depth);
     if (a.is_number() && b.is_number()) {
         if (a.is_float() || b.is_float()) return a.as_number() == b.as_number();
         auto ai = a.is_bool() ? int64_t{a.as_bool()} : a.as_int();
@@ -268,7 +284,7 @@ bool values_equal(const Value& a, const Value& b) {
             const Array &x = a.as_array(), &y = b.as_array();
             if (x.size() != y.size()) return false;
             for (size_t i = 0; i < x.size(); ++i)
-                if (!values_equal(x[i], y[i])) return false;
+                if (!equal_at(x[i], y[i], depth + 1)) return false;
             return true;
         }
         case Value::Kind::Dict: {
@@ -276,7 +292,7 @@ bool values_equal(const Value& a, const Value& b) {
             if (x.entries.size() != y.entries.size()) return false;
             for (const auto& [k, v] : x.entries) {
                 const Value* w = y.find(k);
-                if (!w || !values_equal(v, *w)) return false;
+                if (!w || !equal_at(v, *w, depth + 1)) return false;
             }
             return true;
         }
@@ -285,7 +301,12 @@ bool values_equal(const Value& a, const Value& b) {
     }
 }
 
-int compare_values(const Value& a, const Value& b) {
+static int compare_at(const Value& a, const Value& b, int depth);
+
+int compare_values(const Value& a, const Value& b) { return compare_at(a, b, 0); }
+
+static int compare_at(const Value& a, const Value& b, int depth) {
+    check_depth(depth);
     if (a.is_number() && b.is_number()) {
         double x = a.as_number(), y = b.as_number();
         return x < y ? -1 : x > y ? 1 : 0;
@@ -297,7 +318,7 @@ int compare_values(const Value& a, const Value& b) {
     if (a.is_array() && b.is_array()) {
         const Array &x = a.as_array(), &y = b.as_array();
         for (size_t i = 0; i < x.size() && i < y.size(); ++i)
-            if (int c = compare_values(x[i], y[i])) return c;
+            if (int c = compare_at(x[i], y[i], depth + 1)) return c;
         return x.size() < y.size() ? -1 : x.size() > y.size() ? 1 : 0;
     }
     throw RuntimeError("cannot compare " + a.type_name() + " with " + b.type_name());

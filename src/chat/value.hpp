@@ -82,6 +82,7 @@ public:
     std::string type_name() const;
 
 private:
+    std::string repr_at(int depth) const;
     std::variant<UndefinedTag, std::nullptr_t, bool, int64_t, double, std::string, std::shared_ptr<Array>,
                  std::shared_ptr<Object>, std::shared_ptr<Callable>>
         v_;
