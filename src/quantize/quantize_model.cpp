@@ -11,7 +11,9 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <sys/mman.h>
 #include <thread>
+#include <unistd.h>
 
 namespace pocket {
 namespace {
@@ -100,6 +102,17 @@ void copy_tensor(const TensorPlan& p, GgufWriter& w, QuantizeObserver* observer)
     }
 }
 
+// Drops a finished tensor's pages of the input mapping from this process, so that resident
+// memory stays near one tensor instead of growing to the whole input (llama.cpp unmaps each
+// weight likewise). The mapping is read-only and private: the pages are only forgotten and
+// would be read from the file again if touched.
+void release_input(const TensorPlan& p) {
+    const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto begin = (reinterpret_cast<uintptr_t>(p.source->data) + page - 1) / page * page;
+    const auto end = (reinterpret_cast<uintptr_t>(p.source->data) + p.bytes_in) / page * page;
+    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 }  // namespace
 
 QuantizeResult quantize_model(const std::string& input, const std::string& output, const QuantFileType& type,
@@ -107,7 +120,7 @@ QuantizeResult quantize_model(const std::string& input, const std::string& outpu
     const auto t0 = std::chrono::steady_clock::now();
     if (std::error_code ec; std::filesystem::equivalent(input, output, ec))
         throw Error("{}: the input and the output are the same file", output);
-    const GgufFile in = GgufFile::open(input);
+    const GgufFile in = GgufFile::open(input, {.use_mmap = true});  // release_input() needs a mapping
 
     QuantizeResult result;
     result.plan = plan_quantization(in, type, options);
@@ -131,6 +144,7 @@ QuantizeResult quantize_model(const std::string& input, const std::string& outpu
         if (observer) observer->tensor_started(p, i, plan.tensors.size());
         if (p.converted()) converter.convert(p, w, observer);
         else copy_tensor(p, w, observer);
+        release_input(p);
         if (observer) observer->tensor_finished(p, i, plan.tensors.size());
     }
     w.finish();
