@@ -91,6 +91,7 @@ QuantizePlan plan_quantization(const GgufFile& in, const QuantFileType& type, co
 class QuantizeObserver {
 public:
     virtual ~QuantizeObserver() = default;
+    virtual void planned(const QuantizePlan&) {}  // before the first tensor
     virtual void tensor_started(const TensorPlan&, size_t /*index*/, size_t /*count*/) {}
     virtual void rows_done(const TensorPlan&, int64_t /*done*/, int64_t /*total*/) {}
     virtual void tensor_finished(const TensorPlan&, size_t /*index*/, size_t /*count*/) {}

@@ -135,6 +135,7 @@ QuantizeResult quantize_model(const std::string& input, const std::string& outpu
         result.n_elements += static_cast<uint64_t>(p.ne[0] * p.ne[1] * p.ne[2] * p.ne[3]);
     }
     w.begin();
+    if (observer) observer->planned(plan);
 
     const int n_threads = options.n_threads > 0 ? options.n_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     quantize::RowPool pool(n_threads);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 namespace pocket::tools {
@@ -19,8 +20,13 @@ double mib(uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.
 
 }  // namespace
 
-ProgressReport::ProgressReport(std::FILE* err, bool bar, bool verbose, uint64_t total_bytes)
-    : err_(err), bar_(bar), verbose_(verbose), total_bytes_(total_bytes == 0 ? 1 : total_bytes) {}
+ProgressReport::ProgressReport(std::FILE* err, bool bar, bool verbose) : err_(err), bar_(bar), verbose_(verbose) {}
+
+void ProgressReport::planned(const QuantizePlan& plan) {
+    uint64_t total = 0;
+    for (const auto& t : plan.tensors) total += t.bytes_in;
+    total_bytes_ = std::max<uint64_t>(total, 1);
+}
 
 void ProgressReport::tensor_started(const TensorPlan& t, size_t index, size_t count) {
     index_ = index;

@@ -10,8 +10,9 @@ namespace pocket::tools {
 
 class ProgressReport : public QuantizeObserver {
 public:
-    ProgressReport(std::FILE* err, bool bar, bool verbose, uint64_t total_bytes);
+    ProgressReport(std::FILE* err, bool bar, bool verbose);
 
+    void planned(const QuantizePlan& plan) override;
     void tensor_started(const TensorPlan& t, size_t index, size_t count) override;
     void rows_done(const TensorPlan& t, int64_t done, int64_t total) override;
     void tensor_finished(const TensorPlan& t, size_t index, size_t count) override;
@@ -22,7 +23,7 @@ private:
 
     std::FILE* err_;
     bool bar_, verbose_;
-    uint64_t total_bytes_, finished_bytes_ = 0;
+    uint64_t total_bytes_ = 1, finished_bytes_ = 0;
     size_t index_ = 0, count_ = 0;
     bool drawn_ = false;
     std::chrono::steady_clock::time_point last_draw_{};

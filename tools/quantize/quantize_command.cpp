@@ -28,13 +28,7 @@ void run_quantize(QuantizeCommand& c, std::FILE* out, std::FILE* err) {
         fmt::print(err, "quantize: imatrix {}: {} entries, {} chunks{}\n", c.imatrix_path, imatrix->values.size(),
                    imatrix->chunk_count, imatrix->datasets.empty() ? "" : ", dataset " + imatrix->datasets.front());
     }
-    // The bar needs the total size before it starts: take it from the input's tensor table.
-    uint64_t total = 0;
-    {
-        const GgufFile in = GgufFile::open(c.input);
-        for (const auto& t : in.tensors()) total += t.n_bytes;
-    }
-    ProgressReport progress(err, ::isatty(::fileno(err)) == 1, c.verbose, total);
+    ProgressReport progress(err, ::isatty(::fileno(err)) == 1, c.verbose);
     QuantizeResult r;
     try {
         r = quantize_model(c.input, c.output, *c.type, c.options, &progress);
