@@ -1,0 +1,88 @@
+// The `quantize` executable, as a user types it.
+#include "quantize_test_util.hpp"
+#include "shared_data.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <sys/wait.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+    int status;
+    std::string out, err;
+};
+
+Result run_quantize(const std::string& args, const fs::path& scratch) {
+    const fs::path err_file = scratch / "stderr.txt";
+    const std::string cmd = std::string(POCKET_BIN_DIR) + "/quantize " + args + " 2>" + err_file.string();
+    Result r;
+    std::FILE* p = ::popen(cmd.c_str(), "r");
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    const int st = ::pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    std::ifstream e(err_file);
+    r.err.assign(std::istreambuf_iterator<char>(e), {});
+    fs::remove(err_file);
+    return r;
+}
+
+}  // namespace
+
+TEST(QuantizeTool, QuantizesAndSummarizes) {
+    POCKET_REQUIRE_SHARED(shared);
+    pocket::test::ScratchDir dir;
+    const auto in = shared / "reference" / "models" / "rand-llama-f32.gguf";
+    const Result r = run_quantize("-v " + in.string() + " " + (dir / "q.gguf").string() + " q4_k_m 2", dir.path());
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("bits per weight"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Q4_K_M"), std::string::npos) << r.out;
+    // -v: one line per tensor (stderr is no terminal here, so no bar).
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 21) << r.err;
+    EXPECT_NE(r.err.find("blk.1.ffn_down.weight"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("q6_K"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find('\r'), std::string::npos) << "no progress bar when stderr is not a terminal";
+    EXPECT_EQ(pocket::GgufFile::open((dir / "q.gguf").string()).get<uint32_t>("general.file_type"), 15u);
+}
+
+TEST(QuantizeTool, OutputBesideTheInputWhenNotNamed) {
+    POCKET_REQUIRE_SHARED(shared);
+    pocket::test::ScratchDir dir;
+    fs::copy_file(shared / "reference" / "models" / "rand-llama-f32.gguf", dir / "m.gguf");
+    const Result r = run_quantize((dir / "m.gguf").string() + " Q8_0 1", dir.path());
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(fs::exists(dir / "ggml-model-Q8_0.gguf"));
+    EXPECT_EQ(r.err, "");
+}
+
+TEST(QuantizeTool, ErrorsAreOneLine) {
+    POCKET_REQUIRE_SHARED(shared);
+    pocket::test::ScratchDir dir;
+    const auto in = shared / "reference" / "models" / "rand-llama-f32.gguf";
+    Result r = run_quantize(in.string() + " " + (dir / "q.gguf").string() + " Q4_2", dir.path());
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("Q4_2"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+
+    auto bytes = pocket::test::read_file(in);
+    bytes.resize(100000);
+    std::ofstream(dir / "cut.gguf", std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    r = run_quantize((dir / "cut.gguf").string() + " " + (dir / "q.gguf").string() + " Q4_0", dir.path());
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("cut.gguf"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(dir / "q.gguf"));
+
+    r = run_quantize((shared / "reference" / "models" / "rand-llama-pure-q4_0.gguf").string() + " " + (dir / "q.gguf").string() +
+                     " Q8_0", dir.path());
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("--allow-requantize"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
