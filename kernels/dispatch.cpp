@@ -6,6 +6,9 @@
 #include "kernels/row_functions.hpp"
 
 #include <atomic>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,15 +54,23 @@ constexpr ConvRow kConv[] = {
     {GgmlType::IQ4_XS, GgmlType::Q8_K, quantize_row_iq4_xs, dequantize_row_iq4_xs},
 };
 
+#if defined(POCKET_KERNELS_X86)
+// F16C by cpuid: clang 14's __builtin_cpu_supports does not know the name.
+bool cpu_has_f16c() {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+}
+#endif
+
 bool cpu_has(Isa isa) {
     switch (isa) {
         case Isa::scalar: return true;
 #if defined(POCKET_KERNELS_X86)
         case Isa::avx2:
-            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
         case Isa::avx512:
             return cpu_has(Isa::avx2) && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                   __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+                   __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
 #endif
 #if defined(POCKET_KERNELS_NEON)
         case Isa::neon: return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
