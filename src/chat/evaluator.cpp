@@ -116,12 +116,66 @@ bool contains(const Value& container, const Value& item) {
     }
 }
 
+// A template can build a cycle (`{% do l.append(l) %}`), which shared_ptr would never free.
+// When a render ends, nothing it made is used again, so every reference that closes a cycle
+// reachable from its frames is replaced by undefined. Iterative, so a deep value cannot
+// overflow the stack; each list and dict is visited once.
+void break_cycles(const std::vector<std::shared_ptr<Object>>& roots) noexcept {
+    enum class Mark { OnPath, Done };
+    std::unordered_map<const void*, Mark> marks;
+    struct Visit {
+        Value* slot;  // the value whose children are walked
+        size_t next;  // the next child to look at
+    };
+    auto container = [](const Value& v) -> const void* {
+        if (v.is_array()) return &v.as_array();
+        if (v.is_object()) return &v.as_object();
+        return nullptr;
+    };
+    auto child = [](Value& v, size_t i) -> Value* {
+        if (v.is_array()) return i < v.as_array().size() ? &v.as_array()[i] : nullptr;
+        return i < v.as_object().entries.size() ? &v.as_object().entries[i].second : nullptr;
+    };
+    try {
+        for (const auto& frame : roots) {
+            for (auto& [name, root] : frame->entries) {
+                const void* id = container(root);
+                if (!id || marks.contains(id)) continue;
+                marks[id] = Mark::OnPath;
+                std::vector<Visit> stack{{&root, 0}};
+                while (!stack.empty()) {
+                    Visit& top = stack.back();
+                    Value* c = child(*top.slot, top.next++);
+                    if (!c) {
+                        marks[container(*top.slot)] = Mark::Done;
+                        stack.pop_back();
+                        continue;
+                    }
+                    const void* cid = container(*c);
+                    if (!cid) continue;
+                    auto it = marks.find(cid);
+                    if (it == marks.end()) {
+                        marks.emplace(cid, Mark::OnPath);
+                        stack.push_back({c, 0});
+                    } else if (it->second == Mark::OnPath) {
+                        *c = Value();  // this reference closes a cycle
+                    }
+                }
+            }
+        }
+    } catch (...) {  // out of memory while walking: leak rather than fail a finished render
+    }
+}
+
 class Renderer {
 public:
     Renderer(const Program& program, const Object& globals) : program_(program) {
         auto root = std::make_shared<Object>(globals);
         frames_.push_back(std::move(root));
     }
+    ~Renderer() { break_cycles(frames_); }
+    Renderer(const Renderer&) = delete;
+    Renderer& operator=(const Renderer&) = delete;
 
     std::string run() {
         std::string out;
@@ -293,10 +347,17 @@ private:
 
     // A macro (or the body of a call block, as `caller`) becomes a callable that renders its
     // body in a new frame above the frames visible where it was defined.
+    // The macro holds its defining frames weakly: a frame usually holds the macro, and a
+    // strong reference back would be a cycle that shared_ptr never frees.
     Value make_macro(const Stmt& s, const std::string& name) {
-        Frames defined_in = frames_;
+        std::vector<std::weak_ptr<Object>> defined_in(frames_.begin(), frames_.end());
         return make_callable(name, [this, &s, defined_in, name](const CallArgs& args) -> Value {
             if (call_depth_ >= kMaxCallDepth) throw RuntimeError("macros nested too deeply (recursion limit)");
+            Frames scope;
+            for (const auto& weak : defined_in) {
+                scope.push_back(weak.lock());
+                if (!scope.back()) throw RuntimeError("macro '" + name + "' called after the block that defined it ended");
+            }
             auto frame = std::make_shared<Object>();
             for (size_t i = 0; i < s.params.size(); ++i) {
                 const MacroParam& p = s.params[i];
@@ -317,7 +378,7 @@ private:
             frame->set("kwargs", Value(std::move(kwargs)));
 
             Frames saved = std::move(frames_);
-            frames_ = defined_in;
+            frames_ = std::move(scope);
             frames_.push_back(frame);
             ++call_depth_;
             struct Restore {

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <string>
 
 namespace {
@@ -254,16 +253,23 @@ TEST(JinjaLimits, DeepNestingIsAnErrorNotACrash) {
     EXPECT_ERROR_HAS("{% set l = [] %}{% do l.append(l) %}{% do l.append(l) %}{{ l }}", "nested too deeply");
     EXPECT_ERROR_HAS("{% set l = [] %}{% do l.append(l) %}{{ l | tojson }}", "nested too deeply");
     EXPECT_ERROR_HAS("{% set l = [] %}{% do l.append(l) %}{{ l == l }}", "nested too deeply");
+    // Rendering ends by breaking such cycles, so the lists are freed (LeakSanitizer checks).
+    EXPECT_EQ(R("{% set a = [] %}{% set b = [a] %}{% do a.append(b) %}{% set d = {} %}{% do d.update({'d': d}) %}ok"), "ok");
 }
 
-TEST(JinjaLimits, RunawayLoopsStop) {
-    auto start = std::chrono::steady_clock::now();
+TEST(JinjaMacros, MacroOutlivingItsLoopIsAnError) {
+    EXPECT_ERROR_HAS("{% set ns = namespace() %}{% for i in [1] %}{% macro m() %}{{ i }}{% endmacro %}"
+                     "{% set ns.m = m %}{% endfor %}{{ ns.m() }}",
+                     "after the block that defined it");
+    EXPECT_EQ(R("{% for i in [1, 2] %}{% macro m() %}{{ i }}{% endmacro %}{{ m() }}{% endfor %}"), "12");
+}
+
+TEST(JinjaLimits, RunawayLoopsStop) {  // a hang would trip ctest's timeout
     EXPECT_ERROR_HAS("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "step limit");
     EXPECT_ERROR_HAS("{% for i in range(100000) %}{{ 'x' * 100000 }}{% endfor %}", "too large");
     EXPECT_ERROR_HAS("{{ range(1000000000) | length }}", "range too large");
     EXPECT_ERROR_HAS("{% set ns = namespace(s='xx') %}{% for i in range(100) %}{% set ns.s = ns.s + ns.s %}{% endfor %}",
                      "too long");
-    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
 }
 
 TEST(JinjaApi, BosEosDefinedOnlyWhenGiven) {
