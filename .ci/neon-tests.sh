@@ -21,7 +21,7 @@ fi
 cmake -S tests/kernels -B build-neon \
   -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchains/aarch64-linux-gnu.cmake" \
   -DCMAKE_BUILD_TYPE=Release
-nice -n 10 cmake --build build-neon -j "${JOBS:-1}" --target pocket_kernels_tests
+nice -n 10 cmake --build build-neon -j "${JOBS:-1}"
 cd build-neon
 # qemu is slow: generous timeouts. POCKET_SHARED (if set) passes through to the tests.
 ctest --output-on-failure --timeout 600 "$@"
