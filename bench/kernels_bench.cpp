@@ -5,10 +5,13 @@
 //   gemv_repacked/q4_0/<isa>  the same on the load-time repacked layout
 //   gemm/<type>/<isa>/M   M activation rows at once; GFLOPS = 2 * n * rows * M / time
 //   read_bandwidth        a STREAM-style read of a large buffer (the ceiling for dot)
+// The M = 1 benchmarks and read_bandwidth run on 1 and 2 threads (threads:N), each thread
+// taking its share of the rows; they report the bytes of all threads together.
 #include "kernels/kernels.hpp"
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -19,9 +22,20 @@ namespace {
 using namespace pocket;
 using namespace pocket::kernels;
 
-constexpr int64_t kN = 4096;        // row length
-constexpr int64_t kDotRows = 4096;  // 4096 x 4096: 9 MiB as Q4_0, 64 MiB as F32
+constexpr int64_t kN = 4096;  // row length
 constexpr int64_t kGemmRows = 256;
+constexpr size_t kDotBytes = size_t{192} << 20;  // weights per dot run: well past any cache
+
+size_t row_bytes(GgmlType t, int64_t n);
+
+// Rows of a matrix-vector benchmark: about kDotBytes of weights, a multiple of 64 rows.
+int64_t dot_rows(GgmlType t) { return std::max<int64_t>(64, static_cast<int64_t>(kDotBytes / row_bytes(t, kN)) / 64 * 64); }
+
+// With ->Threads(n), thread i takes its share of the rows, as the matmul op splits them.
+std::pair<int64_t, int64_t> my_rows(const benchmark::State& state, int64_t rows) {
+    const auto n = static_cast<int64_t>(state.threads()), i = static_cast<int64_t>(state.thread_index());
+    return {rows * i / n, rows * (i + 1) / n};
+}
 
 size_t row_bytes(GgmlType t, int64_t n) {
     for (const auto& r : kGgmlTypes)
@@ -59,15 +73,18 @@ std::vector<uint8_t> activation_rows(GgmlType t, int64_t m) {
     return out;
 }
 
+// Each thread reads its own copy of its share of the rows (the bytes are what matters).
 void bench_dot(benchmark::State& state, GgmlType t, Isa isa) {
     set_active_isa(isa);
-    const auto w = weight_rows(t, kDotRows);
+    const auto [r0, r1] = my_rows(state, dot_rows(t));
+    const int64_t rows = r1 - r0;
+    const auto w = weight_rows(t, rows);
     const auto a = activation_rows(t, 1);
     const TypeKernels* k = type_kernels(t);
     const size_t rb = row_bytes(t, kN);
-    std::vector<float> out(static_cast<size_t>(kDotRows));
+    std::vector<float> out(static_cast<size_t>(rows));
     for (auto _ : state) {
-        for (int64_t r = 0; r < kDotRows; ++r) k->vec_dot(kN, &out[static_cast<size_t>(r)], &w[rb * static_cast<size_t>(r)], a.data());
+        for (int64_t r = 0; r < rows; ++r) k->vec_dot(kN, &out[static_cast<size_t>(r)], &w[rb * static_cast<size_t>(r)], a.data());
         benchmark::DoNotOptimize(out.data());
     }
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.size()));
@@ -76,13 +93,14 @@ void bench_dot(benchmark::State& state, GgmlType t, Isa isa) {
 // The same matrix-vector product through gemm (m = 1): tiles share the activation row.
 void bench_gemv(benchmark::State& state, GgmlType t, Isa isa) {
     set_active_isa(isa);
-    const auto w = weight_rows(t, kDotRows);
+    const auto [r0, r1] = my_rows(state, dot_rows(t));
+    const int64_t rows = r1 - r0;
+    const auto w = weight_rows(t, rows);
     const auto a = activation_rows(t, 1);
     const TypeKernels* k = type_kernels(t);
-    std::vector<float> out(static_cast<size_t>(kDotRows));
+    std::vector<float> out(static_cast<size_t>(rows));
     for (auto _ : state) {
-        k->gemm(kN, w.data(), row_bytes(t, kN), kDotRows, a.data(), row_bytes(k->vec_dot_type, kN), 1, out.data(),
-                kDotRows);
+        k->gemm(kN, w.data(), row_bytes(t, kN), rows, a.data(), row_bytes(k->vec_dot_type, kN), 1, out.data(), rows);
         benchmark::DoNotOptimize(out.data());
     }
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.size()));
@@ -92,14 +110,15 @@ void bench_gemv(benchmark::State& state, GgmlType t, Isa isa) {
 void bench_gemv_repacked(benchmark::State& state, GgmlType t, Isa isa) {
     set_active_isa(isa);
     const RepackKernels* rk = repack_kernels(t);
-    const auto w = weight_rows(t, kDotRows);
+    const auto [r0, r1] = my_rows(state, dot_rows(t));
+    const int64_t rows = (r1 - r0) / 64 * 64;
+    const auto w = weight_rows(t, rows);
     const auto a = activation_rows(t, 1);
-    std::vector<uint8_t> packed(rk->packed_bytes(kDotRows, kN));
-    rk->pack(w.data(), row_bytes(t, kN), kDotRows, kN, packed.data());
-    std::vector<float> out(static_cast<size_t>(kDotRows));
+    std::vector<uint8_t> packed(rk->packed_bytes(rows, kN));
+    rk->pack(w.data(), row_bytes(t, kN), rows, kN, packed.data());
+    std::vector<float> out(static_cast<size_t>(rows));
     for (auto _ : state) {
-        rk->gemm(kN, packed.data(), kDotRows, a.data(), row_bytes(type_kernels(t)->vec_dot_type, kN), 1, out.data(),
-                 kDotRows);
+        rk->gemm(kN, packed.data(), rows, a.data(), row_bytes(type_kernels(t)->vec_dot_type, kN), 1, out.data(), rows);
         benchmark::DoNotOptimize(out.data());
     }
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(packed.size()));
@@ -122,7 +141,7 @@ void bench_gemm(benchmark::State& state, GgmlType t, Isa isa, int64_t m) {
 }
 
 void bench_read_bandwidth(benchmark::State& state) {
-    std::vector<uint64_t> buf(size_t{64} << 20 >> 3, 1);  // 64 MiB
+    std::vector<uint64_t> buf(kDotBytes / 8 / static_cast<size_t>(state.threads()), 1);  // this thread's share
     for (auto _ : state) {
         uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
         for (size_t i = 0; i < buf.size(); i += 4) {
@@ -150,21 +169,21 @@ int main(int argc, char** argv) {
                                   GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,   GgmlType::IQ4_XS};
     const GgmlType gemm_types[] = {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K,
                                    GgmlType::Q5_K, GgmlType::F16,  GgmlType::F32};
-    benchmark::RegisterBenchmark("read_bandwidth", bench_read_bandwidth)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("read_bandwidth", bench_read_bandwidth)->Unit(benchmark::kMillisecond)->Threads(1)->Threads(2)->UseRealTime();
     for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon}) {
         if (!isa_supported(isa)) continue;
         for (GgmlType t : dot_types)
             benchmark::RegisterBenchmark((std::string("dot/") + name_of(t) + "/" + isa_name(isa)).c_str(), bench_dot, t, isa)
-                ->Unit(benchmark::kMillisecond);
+                ->Unit(benchmark::kMillisecond)->Threads(1)->Threads(2)->UseRealTime();
         set_active_isa(isa);
         if (repack_kernels(GgmlType::Q4_0))
             benchmark::RegisterBenchmark((std::string("gemv_repacked/q4_0/") + isa_name(isa)).c_str(), bench_gemv_repacked,
                                          GgmlType::Q4_0, isa)
-                ->Unit(benchmark::kMillisecond);
+                ->Unit(benchmark::kMillisecond)->Threads(1)->Threads(2)->UseRealTime();
         for (GgmlType t : gemm_types)
             benchmark::RegisterBenchmark((std::string("gemv/") + name_of(t) + "/" + isa_name(isa)).c_str(), bench_gemv, t,
                                          isa)
-                ->Unit(benchmark::kMillisecond);
+                ->Unit(benchmark::kMillisecond)->Threads(1)->Threads(2)->UseRealTime();
         for (GgmlType t : gemm_types)
             for (int64_t m : {8, 32, 512})
                 benchmark::RegisterBenchmark(

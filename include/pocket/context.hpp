@@ -39,6 +39,13 @@ public:
     // not fit in the context (nothing is evaluated then).
     void decode(std::span<const TokenId> tokens, bool all_logits = false);
 
+    // Evaluates n_seq independent sequences of equal length side by side, from an empty
+    // cache, keeping every token's logits: sequence i is tokens[i*len, (i+1)*len), at
+    // positions 0..len-1, and attends only to itself. This is how perplexity fills a batch
+    // with several chunks (-b > -c). The logits are bitwise those of decoding each sequence
+    // alone. Afterwards, clear() before the next decode().
+    void decode_independent(std::span<const TokenId> tokens, uint32_t n_seq);
+
     size_t n_logits() const { return n_logit_rows_; }
     std::span<const float> logits(size_t row) const;  // row < n_logits()
     std::span<const float> last_logits() const { return logits(n_logit_rows_ - 1); }
@@ -58,12 +65,15 @@ public:
 
 private:
     struct State;
+    void check_tokens(std::span<const TokenId> tokens) const;
+    void decode_batches(std::span<const TokenId> tokens, bool all_logits);  // in ubatches
     void run_ubatch(std::span<const TokenId> tokens, bool all_logits, size_t out_offset);
 
     const Model& model_;
     ContextOptions options_;
     uint32_t n_ctx_ = 0;
     uint32_t n_past_ = 0;
+    uint32_t seq_len_ = 0;  // while decode_independent's sequences fill the cache: their length
     std::unique_ptr<State> s_;
     std::vector<float> logits_;
     size_t n_logit_rows_ = 0;

@@ -25,6 +25,7 @@ struct SamplerOptions {
     float frequency_penalty = 0.0f;
     float presence_penalty = 0.0f;
     int32_t repeat_last_n = 64;   // --repeat-last-n (0: off, -1: the whole history)
+    std::vector<TokenId> banned;  // never sampled (--ignore-eos bans the end-of-generation tokens)
 };
 
 class Sampler {

@@ -58,13 +58,32 @@ std::span<const float> Context::logits(size_t row) const {
     return {logits_.data() + row * n, n};
 }
 
-void Context::decode(std::span<const TokenId> tokens, bool all_logits) {
+void Context::check_tokens(std::span<const TokenId> tokens) const {
     if (tokens.empty()) throw Error("decode: no tokens");
     if (n_past_ + tokens.size() > n_ctx_)
         throw Error("{} tokens do not fit in the context: {} of {} positions are used (raise -c)", tokens.size(), n_past_, n_ctx_);
     const uint32_t n_vocab = model_.hparams().n_vocab;
     for (TokenId t : tokens)
         if (t < 0 || static_cast<uint32_t>(t) >= n_vocab) throw Error("token id {} is outside the vocabulary (0..{})", t, n_vocab - 1);
+}
+
+void Context::decode_independent(std::span<const TokenId> tokens, uint32_t n_seq) {
+    if (n_seq == 0 || tokens.size() % n_seq != 0)
+        throw Error("decode_independent: {} tokens do not split into {} equal sequences", tokens.size(), n_seq);
+    clear();
+    check_tokens(tokens);
+    seq_len_ = static_cast<uint32_t>(tokens.size() / n_seq);
+    decode_batches(tokens, /*all_logits=*/true);
+}
+
+void Context::decode(std::span<const TokenId> tokens, bool all_logits) {
+    if (seq_len_) throw Error("decode: the cache holds independent sequences; clear() it first");
+    check_tokens(tokens);
+    decode_batches(tokens, all_logits);
+}
+
+void Context::decode_batches(std::span<const TokenId> tokens, bool all_logits) {
+    const uint32_t n_vocab = model_.hparams().n_vocab;
     n_logit_rows_ = all_logits ? tokens.size() : 1;
     logits_.resize(n_logit_rows_ * n_vocab);
     for (size_t done = 0; done < tokens.size();) {
@@ -104,18 +123,25 @@ void Context::run_ubatch(std::span<const TokenId> tokens, bool all_logits, size_
 
     s.i32.assign(tokens.begin(), tokens.end());
     tensor_set(*s.ids, s.i32.data(), s.i32.size() * sizeof(int32_t));
-    for (int64_t t = 0; t < n_tokens; ++t) s.i32[static_cast<size_t>(t)] = static_cast<int32_t>(n_past_ + t);
+    // Token t goes to cell n_past + t. Its position counts from the start of its sequence:
+    // the one sequence, or one of decode_independent's sequences of seq_len_ tokens.
+    auto seq_start = [&](int64_t cell) { return seq_len_ ? cell - cell % seq_len_ : 0; };
+    for (int64_t t = 0; t < n_tokens; ++t) {
+        const int64_t cell = n_past_ + t;
+        s.i32[static_cast<size_t>(t)] = static_cast<int32_t>(cell - seq_start(cell));
+    }
     tensor_set(*s.pos, s.i32.data(), s.i32.size() * sizeof(int32_t));
-    tensor_set(*s.kv_rows, s.i32.data(), s.i32.size() * sizeof(int32_t));  // cell == position
-    // Token t (at position n_past + t) sees cells 0 .. n_past + t; a sliding window limits
-    // that to the last `window` positions.
+    for (int64_t t = 0; t < n_tokens; ++t) s.i32[static_cast<size_t>(t)] = static_cast<int32_t>(n_past_ + t);
+    tensor_set(*s.kv_rows, s.i32.data(), s.i32.size() * sizeof(int32_t));
+    // Token t sees the cells of its sequence up to its own; a sliding window limits that to
+    // the last `window` positions.
     const float ninf = -std::numeric_limits<float>::infinity();
     s.mask.assign(static_cast<size_t>(n_kv * n_tokens), ninf);
     const int64_t window = hp.sliding_window;
     for (int64_t t = 0; t < n_tokens; ++t) {
-        const int64_t p = n_past_ + t;
-        const int64_t first = window > 0 ? std::max<int64_t>(0, p - window + 1) : 0;
-        std::fill(s.mask.begin() + t * n_kv + first, s.mask.begin() + t * n_kv + p + 1, 0.0f);
+        const int64_t cell = n_past_ + t;
+        const int64_t first = window > 0 ? std::max<int64_t>(seq_start(cell), cell - window + 1) : seq_start(cell);
+        std::fill(s.mask.begin() + t * n_kv + first, s.mask.begin() + t * n_kv + cell + 1, 0.0f);
     }
     tensor_set(*s.kq_mask, s.mask.data(), s.mask.size() * sizeof(float));
     if (s.out_rows) {
@@ -130,11 +156,18 @@ void Context::run_ubatch(std::span<const TokenId> tokens, bool all_logits, size_
     }
 }
 
-void Context::clear() { n_past_ = 0; }
+void Context::clear() {
+    n_past_ = 0;
+    seq_len_ = 0;
+}
 
-void Context::truncate(uint32_t n_keep) { n_past_ = std::min(n_past_, n_keep); }
+void Context::truncate(uint32_t n_keep) {
+    if (seq_len_) throw Error("truncate: the cache holds independent sequences; clear() it first");
+    n_past_ = std::min(n_past_, n_keep);
+}
 
 void Context::shift(uint32_t n_keep, uint32_t n_discard) {
+    if (seq_len_) throw Error("context shift: the cache holds independent sequences; clear() it first");
     if (n_keep + n_discard > n_past_) throw Error("context shift: cannot drop {} tokens after {} of {}", n_discard, n_keep, n_past_);
     const uint32_t n_move = n_past_ - n_keep - n_discard;
     s_->cache->move_cells(n_keep + n_discard, n_keep, n_move);

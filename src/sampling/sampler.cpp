@@ -1,6 +1,7 @@
 #include "pocket/sampler.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <unordered_map>
 
@@ -47,6 +48,8 @@ TokenId Sampler::sample(std::span<const float> logits) {
     const auto& o = options_;
     cand_.resize(logits.size());
     for (size_t i = 0; i < logits.size(); ++i) cand_[i] = {static_cast<TokenId>(i), logits[i], 0.0f};
+    for (TokenId id : o.banned)
+        if (id >= 0 && static_cast<size_t>(id) < cand_.size()) cand_[static_cast<size_t>(id)].logit = -std::numeric_limits<float>::infinity();
     sorted_ = false;
     apply_penalties();
 

@@ -72,6 +72,28 @@ TEST(Perplexity, IndependentOfThreadsAndBatch) {
     EXPECT_EQ(ppl[0], ppl[2]);
 }
 
+// -b > -c packs several chunks into one batch; each chunk must score exactly as alone, also
+// when the chunk length is not a multiple of the attention block or the ubatch splits chunks.
+TEST(Perplexity, SeveralChunksPerBatchGiveTheSameFigures) {
+    POCKET_REQUIRE_SHARED(shared);
+    auto model = Model::load((shared / "gguf" / "stories260K-f32.gguf").string());
+    const auto tokens = tools::perplexity_tokens(*model, slurp(shared / "text" / "mini_story.txt"));  // 358 tokens
+    for (uint32_t c : {64u, 50u}) {
+        SCOPED_TRACE(c);
+        Context alone(*model, {.n_ctx = c, .n_threads = 2});
+        const auto one = tools::compute_perplexity(alone, tokens, {.n_ctx = c});
+        ASSERT_GE(one.n_chunks, 5u);
+        for (auto [n_seq, ubatch] : {std::pair{3u, 512u}, std::pair{4u, 37u}, std::pair{8u, 512u}}) {
+            Context packed(*model, {.n_ctx = n_seq * c, .n_batch = 4096, .n_ubatch = ubatch, .n_threads = 2});
+            const auto many = tools::compute_perplexity(packed, tokens, {.n_ctx = c, .n_seq = n_seq});
+            EXPECT_EQ(many.running_ppl, one.running_ppl) << n_seq << " chunks per batch, ubatch " << ubatch;
+            EXPECT_EQ(many.ppl, one.ppl);
+        }
+    }
+    Context small(*model, {.n_ctx = 128});
+    EXPECT_THROW(tools::compute_perplexity(small, tokens, {.n_ctx = 64, .n_seq = 3}), Error);
+}
+
 TEST(Perplexity, KlDivergenceOfAModelWithItselfIsZero) {
     POCKET_REQUIRE_SHARED(shared);
     auto model = Model::load((shared / "gguf" / "stories260K-f32.gguf").string());

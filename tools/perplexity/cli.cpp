@@ -50,8 +50,13 @@ int main(int argc, char** argv) {
         };
         c.type_k = type(ctk);
         c.type_v = type(ctv);
-        c.n_ctx = o.n_ctx;
-        c.n_ubatch = std::min(c.n_ubatch, std::max<uint32_t>(o.n_ctx, 1));
+        if (o.n_ctx < 4) throw pocket::Error("perplexity needs a context of at least 4 tokens (-c {})", o.n_ctx);
+        // As llama-perplexity: a batch larger than the context holds several chunks, each
+        // in its own part of the cache.
+        o.n_seq = std::max<uint32_t>(1, c.n_batch / o.n_ctx);
+        if (o.n_chunks > 0) o.n_seq = std::min(o.n_seq, static_cast<uint32_t>(o.n_chunks));
+        c.n_ctx = o.n_seq * o.n_ctx;
+        c.n_batch = std::max(c.n_batch, o.n_ctx);
         auto model = pocket::Model::load(model_path, {.use_mmap = !no_mmap});
         pocket::Context ctx(*model, c);
         std::ifstream in(text_path, std::ios::binary);
@@ -59,7 +64,8 @@ int main(int argc, char** argv) {
         ss << in.rdbuf();
         const auto tokens = pocket::tools::perplexity_tokens(*model, ss.str());
         const bool tty = ::isatty(2);
-        fmt::print(stderr, "perplexity: {} tokens, {} chunks of {}\n", tokens.size(), tokens.size() / o.n_ctx, o.n_ctx);
+        fmt::print(stderr, "perplexity: {} tokens, {} chunks of {}, {} per batch\n", tokens.size(), tokens.size() / o.n_ctx,
+                   o.n_ctx, o.n_seq);
         std::string printed;
         const auto r = pocket::tools::compute_perplexity(ctx, tokens, o, [&](size_t k, size_t n, double ppl) {
             if (!json) {

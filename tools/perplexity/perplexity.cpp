@@ -38,7 +38,9 @@ PerplexityResult compute_perplexity(Context& ctx, const std::vector<TokenId>& to
     const Model& model = ctx.model();
     const uint32_t c = o.n_ctx;
     if (c < 4) throw Error("perplexity needs a context of at least 4 tokens (-c {})", c);
-    if (ctx.n_ctx() < c) throw Error("the context holds {} tokens, fewer than -c {}", ctx.n_ctx(), c);
+    if (o.n_seq == 0) throw Error("perplexity needs at least one chunk per batch");
+    if (ctx.n_ctx() < static_cast<uint64_t>(c) * o.n_seq)
+        throw Error("the context holds {} tokens, fewer than {} chunks of -c {}", ctx.n_ctx(), o.n_seq, c);
     if (tokens.size() < 2 * static_cast<size_t>(c))
         throw Error("the text is {} tokens long; perplexity with -c {} needs at least {} (2 x ctx)", tokens.size(), c, 2 * c);
     size_t n_chunks = tokens.size() / c;
@@ -64,47 +66,52 @@ PerplexityResult compute_perplexity(Context& ctx, const std::vector<TokenId>& to
     QuantizedLogProbs base_row, cur_row;
     std::vector<double> lp_base, lp_cur;
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<TokenId> chunk(c);
-    for (size_t k = 0; k < n_chunks; ++k) {
-        std::copy(tokens.begin() + static_cast<ptrdiff_t>(k * c), tokens.begin() + static_cast<ptrdiff_t>((k + 1) * c), chunk.begin());
-        if (add_bos) chunk[0] = vocab.special().bos;
-        ctx.clear();
-        ctx.decode(chunk, /*all_logits=*/true);
-        for (size_t j = first; j + 1 < c; ++j) {
-            const TokenId target = chunk[j + 1];
-            const double l = -log_prob(ctx.logits(j), target);
-            nll += l;
-            nll2 += l * l;
-            ++r.n_scored;
-            if (kl_out) kl_out->add(ctx.logits(j));
-            if (kl_in) {
-                // Both sides go through the same 16-bit quantization, so a model compared
-                // with itself gives exactly 0.
-                kl_in->next(base_row);
-                base_row.to_log_probs(lp_base);
-                cur_row.from_logits(ctx.logits(j));
-                cur_row.to_log_probs(lp_cur);
-                double d = 0;
-                size_t top_b = 0, top_c = 0;
-                for (size_t i = 0; i < n_vocab; ++i) {
-                    d += std::exp(lp_base[i]) * (lp_base[i] - lp_cur[i]);
-                    if (lp_base[i] > lp_base[top_b]) top_b = i;
-                    if (lp_cur[i] > lp_cur[top_c]) top_c = i;
+    std::vector<TokenId> batch;
+    for (size_t k0 = 0; k0 < n_chunks; k0 += o.n_seq) {
+        const size_t n_seq = std::min<size_t>(o.n_seq, n_chunks - k0);
+        batch.assign(tokens.begin() + static_cast<ptrdiff_t>(k0 * c), tokens.begin() + static_cast<ptrdiff_t>((k0 + n_seq) * c));
+        if (add_bos)
+            for (size_t i = 0; i < n_seq; ++i) batch[i * c] = vocab.special().bos;
+        ctx.decode_independent(batch, static_cast<uint32_t>(n_seq));
+        for (size_t k = k0; k < k0 + n_seq; ++k) {
+            const size_t row0 = (k - k0) * c;
+            for (size_t j = first; j + 1 < c; ++j) {
+                const TokenId target = batch[row0 + j + 1];
+                const double l = -log_prob(ctx.logits(row0 + j), target);
+                nll += l;
+                nll2 += l * l;
+                ++r.n_scored;
+                if (kl_out) kl_out->add(ctx.logits(row0 + j));
+                if (kl_in) {
+                    // Both sides go through the same 16-bit quantization, so a model compared
+                    // with itself gives exactly 0.
+                    kl_in->next(base_row);
+                    base_row.to_log_probs(lp_base);
+                    cur_row.from_logits(ctx.logits(row0 + j));
+                    cur_row.to_log_probs(lp_cur);
+                    double d = 0;
+                    size_t top_b = 0, top_c = 0;
+                    for (size_t i = 0; i < n_vocab; ++i) {
+                        d += std::exp(lp_base[i]) * (lp_base[i] - lp_cur[i]);
+                        if (lp_base[i] > lp_base[top_b]) top_b = i;
+                        if (lp_cur[i] > lp_cur[top_c]) top_c = i;
+                    }
+                    d = std::max(d, 0.0);
+                    kld += d;
+                    kld2 += d * d;
+                    kl.kld_max = std::max(kl.kld_max, d);
+                    const double delta = std::exp(lp_cur[static_cast<size_t>(target)]) - std::exp(lp_base[static_cast<size_t>(target)]);
+                    dp += delta;
+                    dp2 += delta * delta;
+                    same_top += top_b == top_c;
+                    base_nll -= lp_base[static_cast<size_t>(target)];
                 }
-                d = std::max(d, 0.0);
-                kld += d;
-                kld2 += d * d;
-                kl.kld_max = std::max(kl.kld_max, d);
-                const double delta = std::exp(lp_cur[static_cast<size_t>(target)]) - std::exp(lp_base[static_cast<size_t>(target)]);
-                dp += delta;
-                dp2 += delta * delta;
-                same_top += top_b == top_c;
-                base_nll -= lp_base[static_cast<size_t>(target)];
             }
+            r.running_ppl.push_back(std::exp(nll / static_cast<double>(r.n_scored)));
+            if (progress) progress(k + 1, n_chunks, r.running_ppl.back());
         }
-        r.running_ppl.push_back(std::exp(nll / static_cast<double>(r.n_scored)));
-        if (progress) progress(k + 1, n_chunks, r.running_ppl.back());
     }
+    ctx.clear();
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto [mean_nll, se_nll] = mean_stderr(nll, nll2, r.n_scored);
     r.ppl = std::exp(mean_nll);

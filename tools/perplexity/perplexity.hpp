@@ -5,7 +5,8 @@
 // n_ctx tokens; the first token of each chunk is replaced by BOS; each chunk is evaluated
 // from an empty cache, and only its second half is scored: positions n_ctx/2 .. n_ctx-2
 // predict the next token (n_ctx/2 - 1 predictions per chunk). The printed [k] values are the
-// running perplexity over chunks 1..k.
+// running perplexity over chunks 1..k. With n_seq > 1, that many chunks share one batch
+// (llama-perplexity does the same when -b > -c); the figures are bitwise the same.
 #include "pocket/context.hpp"
 #include "pocket/model.hpp"
 
@@ -36,6 +37,8 @@ struct PerplexityResult {
 struct PerplexityOptions {
     uint32_t n_ctx = 512;
     int n_chunks = -1;               // --chunks: at most this many (-1: all)
+    uint32_t n_seq = 1;              // chunks evaluated side by side in one batch (-b / -c);
+                                     // the context must hold n_seq * n_ctx tokens
     std::string kl_base_out;         // --kl-divergence-base FILE (without --kl-divergence: write it)
     std::string kl_base_in;          // --kl-divergence-base FILE with --kl-divergence: compare with it
 };

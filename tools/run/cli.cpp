@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
     app.add_option("--top-p", s.top_p, "top-p (1: off)")->group("Sampling")->capture_default_str();
     app.add_option("--min-p", s.min_p, "min-p (0: off)")->group("Sampling")->capture_default_str();
     app.add_option("--typical", s.typical_p, "locally typical sampling p (1: off)")->group("Sampling")->capture_default_str();
+    app.add_flag("--ignore-eos", o.ignore_eos, "never end at an end-of-generation token")->group("Sampling");
     app.add_option("--repeat-penalty", s.repeat_penalty, "repeat penalty (1: off)")->group("Sampling")->capture_default_str();
     app.add_option("--repeat-last-n", s.repeat_last_n, "tokens the penalties look back at (0: off, -1: all)")
         ->group("Sampling")->capture_default_str();

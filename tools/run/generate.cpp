@@ -43,6 +43,15 @@ std::string bundled_model_path() {
     return POCKET_BUNDLED_MODEL;
 }
 
+SamplerOptions sampler_options(const RunOptions& o, const Model& model) {
+    SamplerOptions s = o.sampling;
+    if (o.ignore_eos) {
+        const auto eog = model.tokenizer().vocab().eog_tokens();
+        s.banned.assign(eog.begin(), eog.end());
+    }
+    return s;
+}
+
 std::string process_escapes(const std::string& s) {
     std::string out;
     for (size_t i = 0; i < s.size(); ++i) {
@@ -114,7 +123,7 @@ int run_generation(const RunOptions& o, std::FILE* out, std::FILE* log) {
         std::fflush(out);
     }
 
-    Sampler sampler(o.sampling);
+    Sampler sampler(sampler_options(o, *model));
     for (TokenId t : tokens) sampler.accept(t);
     const auto t_prompt = Clock::now();
     ctx.decode(tokens);

@@ -71,7 +71,7 @@ int run_interactive(const RunOptions& o, std::FILE* out, std::FILE* log) {
     auto model = Model::load(path, o.load);
     Context ctx(*model, o.context);
     ChatTemplate tmpl = chat_template_for(model->file(), model->tokenizer().vocab(), o.chat_template);
-    ChatSession session(ctx, std::move(tmpl), o.sampling, o.chat);
+    ChatSession session(ctx, std::move(tmpl), sampler_options(o, *model), o.chat);
 
     const bool tty = ::isatty(STDIN_FILENO);
     struct sigaction sa {};

@@ -25,6 +25,7 @@ struct RunOptions {
     ModelLoadOptions load;          // --no-mmap, --mlock
     ContextOptions context;         // -c -b -ub -t -ctk -ctv
     SamplerOptions sampling;        // -s --temp --top-k ...
+    bool ignore_eos = false;        // --ignore-eos: never sample an end-of-generation token
 
     bool interactive = false;       // -i, -cnv: chat
     std::string chat_template;      // --chat-template NAME|FILE
@@ -49,5 +50,8 @@ int run_generation(const RunOptions& options, std::FILE* out, std::FILE* log);
 std::string process_escapes(const std::string& s);
 
 std::string bundled_model_path();
+
+// The sampler settings for this model: --ignore-eos bans its end-of-generation tokens.
+SamplerOptions sampler_options(const RunOptions& options, const Model& model);
 
 }  // namespace pocket::tools

@@ -73,6 +73,13 @@ void op_flash_attn(const OpContext& ctx, Tensor& dst) {
             c_end = std::clamp<int64_t>(pos + 1, 0, n_kv);
             if (p.window > 0) c_begin = std::max<int64_t>(0, pos - p.window + 1);
         }
+        // Blocks start at the first cell the mask lets through, so a sequence scores the same
+        // wherever in the cache it lies (perplexity packs several chunks into one batch).
+        auto masked = [&](int64_t c) { return *reinterpret_cast<const float*>(mrow + c * mask->nb[0]) == kNegInf; };
+        if (mrow) {
+            while (c_begin < c_end && masked(c_begin)) ++c_begin;
+            while (c_end > c_begin && masked(c_end - 1)) --c_end;
+        }
 
         for (int64_t b = c_begin; b < c_end; b += kBlock) {
             const int64_t nb = std::min(kBlock, c_end - b);
