@@ -5,8 +5,8 @@
 //   gemv_repacked/q4_0/<isa>  the same on the load-time repacked layout
 //   gemm/<type>/<isa>/M   M activation rows at once; GFLOPS = 2 * n * rows * M / time
 //   read_bandwidth        a STREAM-style read of a large buffer (the ceiling for dot)
-// The M = 1 benchmarks and read_bandwidth run on 1 and 2 threads (threads:N), each thread
-// taking its share of the rows; they report the bytes of all threads together.
+// The M = 1 benchmarks and read_bandwidth run on 1 and 2 threads (/threads:N), each thread
+// taking its share of the rows; they report the bytes of all threads together per wall time.
 #include "kernels/kernels.hpp"
 
 #include <benchmark/benchmark.h>
@@ -15,6 +15,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -31,11 +32,18 @@ size_t row_bytes(GgmlType t, int64_t n);
 // Rows of a matrix-vector benchmark: about kDotBytes of weights, a multiple of 64 rows.
 int64_t dot_rows(GgmlType t) { return std::max<int64_t>(64, static_cast<int64_t>(kDotBytes / row_bytes(t, kN)) / 64 * 64); }
 
-// With ->Threads(n), thread i takes its share of the rows, as the matmul op splits them.
-std::pair<int64_t, int64_t> my_rows(const benchmark::State& state, int64_t rows) {
-    const auto n = static_cast<int64_t>(state.threads()), i = static_cast<int64_t>(state.thread_index());
-    return {rows * i / n, rows * (i + 1) / n};
+// Runs fn(first_row, end_row) on n threads, each taking its share of the rows as the matmul
+// op splits them; the caller is one of them. Thread start-up (tens of microseconds) is small
+// beside an iteration (milliseconds).
+template <class Fn> void on_threads(int n, int64_t rows, Fn&& fn) {
+    std::vector<std::thread> others;
+    for (int i = 1; i < n; ++i) others.emplace_back([&, i] { fn(rows * i / n, rows * (i + 1) / n); });
+    fn(0, rows / n);
+    for (auto& t : others) t.join();
 }
+
+}  // namespace
+namespace {
 
 size_t row_bytes(GgmlType t, int64_t n) {
     for (const auto& r : kGgmlTypes)
@@ -73,18 +81,19 @@ std::vector<uint8_t> activation_rows(GgmlType t, int64_t m) {
     return out;
 }
 
-// Each thread reads its own copy of its share of the rows (the bytes are what matters).
+// state.range(0) threads; bytes_per_second counts the weight bytes of all of them.
 void bench_dot(benchmark::State& state, GgmlType t, Isa isa) {
     set_active_isa(isa);
-    const auto [r0, r1] = my_rows(state, dot_rows(t));
-    const int64_t rows = r1 - r0;
+    const int64_t rows = dot_rows(t);
     const auto w = weight_rows(t, rows);
     const auto a = activation_rows(t, 1);
     const TypeKernels* k = type_kernels(t);
     const size_t rb = row_bytes(t, kN);
     std::vector<float> out(static_cast<size_t>(rows));
     for (auto _ : state) {
-        for (int64_t r = 0; r < rows; ++r) k->vec_dot(kN, &out[static_cast<size_t>(r)], &w[rb * static_cast<size_t>(r)], a.data());
+        on_threads(static_cast<int>(state.range(0)), rows, [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) k->vec_dot(kN, &out[static_cast<size_t>(r)], &w[rb * static_cast<size_t>(r)], a.data());
+        });
         benchmark::DoNotOptimize(out.data());
     }
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.size()));
@@ -93,14 +102,17 @@ void bench_dot(benchmark::State& state, GgmlType t, Isa isa) {
 // The same matrix-vector product through gemm (m = 1): tiles share the activation row.
 void bench_gemv(benchmark::State& state, GgmlType t, Isa isa) {
     set_active_isa(isa);
-    const auto [r0, r1] = my_rows(state, dot_rows(t));
-    const int64_t rows = r1 - r0;
+    const int64_t rows = dot_rows(t);
     const auto w = weight_rows(t, rows);
     const auto a = activation_rows(t, 1);
     const TypeKernels* k = type_kernels(t);
+    const size_t rb = row_bytes(t, kN);
     std::vector<float> out(static_cast<size_t>(rows));
     for (auto _ : state) {
-        k->gemm(kN, w.data(), row_bytes(t, kN), rows, a.data(), row_bytes(k->vec_dot_type, kN), 1, out.data(), rows);
+        on_threads(static_cast<int>(state.range(0)), rows, [&](int64_t r0, int64_t r1) {
+            k->gemm(kN, &w[rb * static_cast<size_t>(r0)], rb, r1 - r0, a.data(), row_bytes(k->vec_dot_type, kN), 1,
+                    &out[static_cast<size_t>(r0)], rows);
+        });
         benchmark::DoNotOptimize(out.data());
     }
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.size()));
@@ -110,18 +122,25 @@ void bench_gemv(benchmark::State& state, GgmlType t, Isa isa) {
 void bench_gemv_repacked(benchmark::State& state, GgmlType t, Isa isa) {
     set_active_isa(isa);
     const RepackKernels* rk = repack_kernels(t);
-    const auto [r0, r1] = my_rows(state, dot_rows(t));
-    const int64_t rows = (r1 - r0) / 64 * 64;
-    const auto w = weight_rows(t, rows);
+    const int64_t rows = dot_rows(t);
+    const int n = static_cast<int>(state.range(0));
+    // One packed matrix per thread's share, as the loader packs whole tiles of rows.
+    const auto w = weight_rows(t, rows / n);
     const auto a = activation_rows(t, 1);
-    std::vector<uint8_t> packed(rk->packed_bytes(rows, kN));
-    rk->pack(w.data(), row_bytes(t, kN), rows, kN, packed.data());
+    std::vector<std::vector<uint8_t>> packed(static_cast<size_t>(n));
+    for (auto& p : packed) {
+        p.resize(rk->packed_bytes(rows / n, kN));
+        rk->pack(w.data(), row_bytes(t, kN), rows / n, kN, p.data());
+    }
     std::vector<float> out(static_cast<size_t>(rows));
     for (auto _ : state) {
-        rk->gemm(kN, packed.data(), rows, a.data(), row_bytes(type_kernels(t)->vec_dot_type, kN), 1, out.data(), rows);
+        on_threads(n, n, [&](int64_t i, int64_t) {
+            rk->gemm(kN, packed[static_cast<size_t>(i)].data(), rows / n, a.data(), row_bytes(type_kernels(t)->vec_dot_type, kN),
+                     1, &out[static_cast<size_t>(i * (rows / n))], rows / n);
+        });
         benchmark::DoNotOptimize(out.data());
     }
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(packed.size()));
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(packed[0].size()) * n);
 }
 
 void bench_gemm(benchmark::State& state, GgmlType t, Isa isa, int64_t m) {
@@ -141,16 +160,20 @@ void bench_gemm(benchmark::State& state, GgmlType t, Isa isa, int64_t m) {
 }
 
 void bench_read_bandwidth(benchmark::State& state) {
-    std::vector<uint64_t> buf(kDotBytes / 8 / static_cast<size_t>(state.threads()), 1);  // this thread's share
+    std::vector<uint64_t> buf(kDotBytes / 8, 1);
+    std::vector<uint64_t> sums(2);
     for (auto _ : state) {
-        uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (size_t i = 0; i < buf.size(); i += 4) {
-            s0 += buf[i];
-            s1 += buf[i + 1];
-            s2 += buf[i + 2];
-            s3 += buf[i + 3];
-        }
-        benchmark::DoNotOptimize(s0 + s1 + s2 + s3);
+        on_threads(static_cast<int>(state.range(0)), static_cast<int64_t>(buf.size() / 4), [&](int64_t q0, int64_t q1) {
+            uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            for (auto i = static_cast<size_t>(q0) * 4; i < static_cast<size_t>(q1) * 4; i += 4) {
+                s0 += buf[i];
+                s1 += buf[i + 1];
+                s2 += buf[i + 2];
+                s3 += buf[i + 3];
+            }
+            sums[q0 == 0 ? 0 : 1] = s0 + s1 + s2 + s3;
+        });
+        benchmark::DoNotOptimize(sums.data());
     }
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(buf.size() * 8));
 }
@@ -169,21 +192,21 @@ int main(int argc, char** argv) {
                                   GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,   GgmlType::IQ4_XS};
     const GgmlType gemm_types[] = {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K,
                                    GgmlType::Q5_K, GgmlType::F16,  GgmlType::F32};
-    benchmark::RegisterBenchmark("read_bandwidth", bench_read_bandwidth)->Unit(benchmark::kMillisecond)->Threads(1)->Threads(2)->UseRealTime();
+    benchmark::RegisterBenchmark("read_bandwidth", bench_read_bandwidth)->Unit(benchmark::kMillisecond)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
     for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon}) {
         if (!isa_supported(isa)) continue;
         for (GgmlType t : dot_types)
             benchmark::RegisterBenchmark((std::string("dot/") + name_of(t) + "/" + isa_name(isa)).c_str(), bench_dot, t, isa)
-                ->Unit(benchmark::kMillisecond)->Threads(1)->Threads(2)->UseRealTime();
+                ->Unit(benchmark::kMillisecond)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
         set_active_isa(isa);
         if (repack_kernels(GgmlType::Q4_0))
             benchmark::RegisterBenchmark((std::string("gemv_repacked/q4_0/") + isa_name(isa)).c_str(), bench_gemv_repacked,
                                          GgmlType::Q4_0, isa)
-                ->Unit(benchmark::kMillisecond)->Threads(1)->Threads(2)->UseRealTime();
+                ->Unit(benchmark::kMillisecond)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
         for (GgmlType t : gemm_types)
             benchmark::RegisterBenchmark((std::string("gemv/") + name_of(t) + "/" + isa_name(isa)).c_str(), bench_gemv, t,
                                          isa)
-                ->Unit(benchmark::kMillisecond)->Threads(1)->Threads(2)->UseRealTime();
+                ->Unit(benchmark::kMillisecond)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
         for (GgmlType t : gemm_types)
             for (int64_t m : {8, 32, 512})
                 benchmark::RegisterBenchmark(
