@@ -93,3 +93,38 @@ TEST(RunTool, BadInputGivesOneLineErrors) {
     r = run_tool("run", "-ctk q9_9");
     EXPECT_EQ(r.status, 1);
 }
+
+namespace {
+
+fs::path write_temp(const std::string& name, const std::string& text) {
+    const fs::path p = fs::temp_directory_path() / ("pocket-" + std::to_string(::getpid()) + "-" + name);
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+}
+
+}  // namespace
+
+TEST(RunTool, RenderChatPrintsThePromptAndTemplateErrorsExitNonZero) {
+    const fs::path msgs = write_temp("msgs.json", R"({"messages": [{"role": "user", "content": "Hi"}]})");
+    Result r = run_tool("run", "--render-chat " + msgs.string() + " --chat-template chatml");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+
+    const fs::path tmpl = write_temp("tmpl.jinja", "{% if messages[0].role != 'system' %}"
+                                                   "{{ raise_exception('the first message must be the system prompt') }}"
+                                                   "{% endif %}");
+    r = run_tool("run", "--render-chat " + msgs.string() + " --chat-template " + tmpl.string());
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("the first message must be the system prompt"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    fs::remove(msgs);
+    fs::remove(tmpl);
+}
+
+TEST(RunTool, FullContextWithoutShiftSaysSo) {
+    const fs::path in = write_temp("chat-in.txt", "Once upon a time\n");
+    const Result r = run_tool("run", "-i -c 64 --ignore-eos --no-context-shift < " + in.string());
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("the context is full (64 tokens)"), std::string::npos) << r.err;
+    fs::remove(in);
+}
