@@ -16,10 +16,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// This process's scratch folder, removed with everything in it when the tests end.
 fs::path temp_dir() {
-    fs::path d = fs::temp_directory_path() / ("pocket-gguf-" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
+    struct Scratch {
+        fs::path dir = fs::temp_directory_path() / ("pocket-gguf-" + std::to_string(::getpid()));
+        ~Scratch() {
+            std::error_code ec;
+            fs::remove_all(dir, ec);
+        }
+    };
+    static const Scratch scratch;
+    fs::create_directories(scratch.dir);
+    return scratch.dir;
 }
 
 size_t count_files(const fs::path& dir) {
