@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace pocket {
 
@@ -50,6 +51,7 @@ public:
 struct ModelLoadOptions {
     bool use_mmap = true;
     bool mlock = false;
+    bool repack = true;  // --no-repack: keep the CPU matrix products on the file's layout
 };
 
 class Model {
@@ -72,13 +74,23 @@ public:
     Tensor* weight(const std::string& name, std::initializer_list<int64_t> shape) const;
     Tensor* optional_weight(const std::string& name, std::initializer_list<int64_t> shape) const;
 
+    // Gives a weight that a CPU matrix product reads a row-interleaved copy (Tensor::packed),
+    // when its type has one that is faster on this CPU. The file's bytes stay as they are
+    // (GPU backends and get_rows read them). Once per weight; results are bitwise the same.
+    void pack_for_cpu(Tensor& weight) const;
+
 private:
     explicit Model(GgufFile file);
     GgufFile file_;
     HParams hparams_;
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<Architecture> arch_;
+    ModelLoadOptions options_;
     mutable std::map<std::string, Tensor, std::less<>> weights_;
+    struct FreeDeleter {
+        void operator()(void* p) const;
+    };
+    mutable std::vector<std::unique_ptr<void, FreeDeleter>> packed_;  // the Tensor::packed copies
 };
 
 }  // namespace pocket

@@ -113,6 +113,8 @@ void Context::run_ubatch(std::span<const TokenId> tokens, bool all_logits, size_
         ForwardInputs in{hp, *s.cache, n_tokens, n_out, n_kv, s.ids, s.pos, s.kv_rows, s.kq_mask, s.out_rows};
         s.logits = model_.architecture().build(g, in);
         g.mark_output(s.logits);
+        for (Tensor* node : g.nodes())
+            if (node->op == Op::mul_mat) model_.pack_for_cpu(*node->src[0]);
         s.sched->allocate(g);
         s.n_tokens = n_tokens;
         s.n_out = n_out;

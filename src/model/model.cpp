@@ -4,7 +4,9 @@
 #include "model/hparams.hpp"
 #include "pocket/error.hpp"
 #include "pocket/tokenizer.hpp"
+#include "kernels/kernels.hpp"
 
+#include <cstdlib>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -18,6 +20,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, const ModelLoadOptio
     open.use_mmap = options.use_mmap;
     open.lock = options.mlock;
     std::unique_ptr<Model> m(new Model(GgufFile::open(path, open)));
+    m->options_ = options;
     m->hparams_ = read_hparams(m->file_);
     m->tokenizer_ = std::make_unique<Tokenizer>(Vocab::from_gguf(m->file_));
     if (m->tokenizer_->vocab().size() != m->hparams_.n_vocab)
@@ -42,6 +45,25 @@ Tensor* Model::optional_weight(const std::string& name, std::initializer_list<in
     auto [it, _] = weights_.emplace(name, tensor_from_gguf(*info));
     return &it->second;
 }
+
+void Model::pack_for_cpu(Tensor& w) const {
+    if (!options_.repack || w.packed || !w.data || w.ne[2] != 1 || w.ne[3] != 1) return;
+    const auto owned = weights_.find(w.get_name());
+    if (owned == weights_.end() || &owned->second != &w) return;  // not one of this model's weights
+    // Only where a SIMD kernel reads the packed layout: the scalar one gains nothing.
+    const kernels::Isa isa = kernels::active_isa();
+    if (isa != kernels::Isa::avx2 && isa != kernels::Isa::avx512) return;
+    const kernels::RepackKernels* rk = kernels::repack_kernels(w.type);
+    if (!rk || w.ne[1] % rk->rows_per_group != 0) return;
+    const size_t bytes = rk->packed_bytes(w.ne[1], w.ne[0]);
+    void* raw = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!raw) throw Error("{}: out of memory repacking '{}' ({} bytes)", file_.path(), w.get_name(), bytes);
+    packed_.emplace_back(raw);
+    rk->pack(w.data, w.nb[1], w.ne[1], w.ne[0], raw);
+    w.packed = raw;
+}
+
+void Model::FreeDeleter::operator()(void* p) const { std::free(p); }
 
 Tensor* Model::weight(const std::string& name, std::initializer_list<int64_t> shape) const {
     Tensor* t = optional_weight(name, shape);

@@ -1,6 +1,7 @@
 // pocket's promise: the logits do not depend on the thread count or the batch sizes.
 #include "pocket/context.hpp"
 #include "pocket/model.hpp"
+#include "kernels/kernels.hpp"
 #include "shared_data.hpp"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <iostream>
 
 using namespace pocket;
 
@@ -55,3 +57,24 @@ INSTANTIATE_TEST_SUITE_P(Models, Determinism,
                                  if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                              return n;
                          });
+
+// Load-time repacking (Q4_0, 8 rows interleaved) changes the layout, never the bits.
+TEST(Determinism, RepackedWeightsGiveTheSameLogits) {
+    POCKET_REQUIRE_SHARED(shared);
+    const auto path = (shared / "reference" / "models" / "rand-llama-pure-q4_0.gguf").string();
+    auto packed = Model::load(path);
+    auto plain = Model::load(path, {.repack = false});
+    std::ifstream in(shared / "reference" / "tokens" / "seq64.json");
+    const auto tokens = nlohmann::json::parse(in).get<std::vector<int32_t>>();
+    for (auto [threads, ubatch, one] : {std::tuple{1, 512u, false}, std::tuple{2, 7u, false}, std::tuple{2, 1u, true}}) {
+        const auto a = all_logits(*packed, tokens, threads, ubatch, one);
+        const auto b = all_logits(*plain, tokens, threads, ubatch, one);
+        ASSERT_EQ(a.size(), b.size());
+        EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << "threads " << threads << ", ubatch " << ubatch;
+    }
+    const Tensor* wq = packed->weight("blk.0.attn_q.weight", {256, 256});
+    EXPECT_EQ(plain->weight("blk.0.attn_q.weight", {256, 256})->packed, nullptr);
+    const auto isa = kernels::active_isa();
+    if (isa == kernels::Isa::avx2 || isa == kernels::Isa::avx512) EXPECT_NE(wq->packed, nullptr) << "the repacked path was not taken";
+    else std::cout << "[ observed ] " << kernels::isa_name(isa) << ": no repacked kernel, compared the plain path with itself\n";
+}

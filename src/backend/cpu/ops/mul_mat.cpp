@@ -88,6 +88,9 @@ void op_mul_mat(const OpContext& ctx, Tensor& dst) {
     const auto [t0, t1] = ctx.range((w.ne[1] + kTile - 1) / kTile);
     const int64_t i0 = t0 * kTile, i1 = std::min(t1 * kTile, w.ne[1]);
     if (i0 >= i1) return;
+    // A weight the model repacked (Tensor::packed: 2-D, rows a multiple of the group).
+    const kernels::RepackKernels* packed = w.packed ? kernels::repack_kernels(w.type) : nullptr;
+    static_assert(kTile % 8 == 0, "tiles hold whole groups of packed rows");
     const int64_t r2 = x.ne[2] / w.ne[2];
     const int64_t r3 = x.ne[3] / w.ne[3];
     for (int64_t i3 = 0; i3 < x.ne[3]; ++i3) {
@@ -96,7 +99,11 @@ void op_mul_mat(const OpContext& ctx, Tensor& dst) {
             const uint8_t* ap = act_plane(i2, i3);
             float* out = static_cast<float*>(dst.element(i0, 0, i2, i3));
             const size_t c_stride = dst.nb[1] / sizeof(float);
-            if (m == 1) {
+            if (packed) {  // whole groups of rows: i0 is a multiple of kTile, i1 - i0 of the group
+                const size_t group_bytes = packed->packed_bytes(packed->rows_per_group, n);
+                packed->gemm(n, static_cast<const uint8_t*>(w.packed) + static_cast<size_t>(i0 / packed->rows_per_group) * group_bytes,
+                             i1 - i0, ap, a_row, m, out, c_stride);
+            } else if (m == 1) {
                 for (int64_t i = 0; i < i1 - i0; ++i) k.vec_dot(n, out + i, wp + i * w.nb[1], ap);
             } else {
                 k.gemm(n, wp, w.nb[1], i1 - i0, ap, a_row, m, out, c_stride);
