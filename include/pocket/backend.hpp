@@ -93,7 +93,7 @@ struct CpuBackendOptions {
     int n_threads = 1;   // -t: size of the persistent thread pool (this thread included)
     // Ops with fewer multiply-adds than this run on one thread, saving a barrier that would
     // cost more than their work (0: split every op; tests use it). Results do not change.
-    int64_t min_parallel_cost = 32 * 1024;
+    int64_t min_parallel_cost = 64 * 1024;
 };
 
 // The CPU backend: a thread pool created once (n_threads - 1 workers plus the caller), ops

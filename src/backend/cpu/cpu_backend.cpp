@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 
 namespace pocket {
@@ -109,8 +110,19 @@ public:
         if (work_size(nodes) > work_size_)
             throw Error("cpu backend: compute without reserve for these nodes (scratch {} < {} bytes)", work_size_,
                         work_size(nodes));
-        Run run{this, nodes};
-        pool_.run(&CpuBackend::run_job, &run);
+        // A graph with no op worth splitting (a tiny model's decode step) runs on this
+        // thread alone: waking the workers would cost more than the whole graph.
+        const bool split = pool_.size() > 1 && std::any_of(nodes.begin(), nodes.end(), [&](const Tensor* n) {
+            return op_cost(*n) >= min_parallel_cost_;
+        });
+        if (split) {
+            Run run{this, nodes};
+            pool_.run(&CpuBackend::run_job, &run);
+        } else {
+            const OpContext alone{0, 1, nullptr, work_.get(), work_size_, &errors_};
+            for (Tensor* node : nodes)
+                if (const OpFn fn = kOps[static_cast<size_t>(node->op)].run) fn(alone, *node);
+        }
         if (!errors_.message.empty()) {
             std::string message = std::move(errors_.message);
             errors_.message.clear();
