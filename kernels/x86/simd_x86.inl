@@ -341,11 +341,24 @@ struct K45 {
     struct Prep {
         __m256i lo[4], hi[4];
         __m256i scale_lo[4], scale_hi[4];  // int16 broadcast of the sub-block scales
-        int32_t mins[8];
+        __m128i mins;                      // the 8 sub-block mins as int16
     };
+    // The 12 packed bytes -> 8 six-bit scales (bytes 0..7) and 8 mins (bytes 8..15), for
+    // all sub-blocks at once: the same values as k4_scale_min(j) for j = 0..7.
+    static __m128i scales_and_mins(const uint8_t* packed) {
+        uint32_t u[3];
+        std::memcpy(u, packed, 12);
+        constexpr uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, top2 = 0x03030303;
+        const uint32_t sc_lo = u[0] & low6;                                   // j < 4: s[j] & 63
+        const uint32_t sc_hi = (u[2] & low4) | (((u[0] >> 6) & top2) << 4);   // s[j+4] & 15 | s[j-4] >> 6 << 4
+        const uint32_t m_lo = u[1] & low6;                                    // s[j+4] & 63
+        const uint32_t m_hi = ((u[2] >> 4) & low4) | (((u[1] >> 6) & top2) << 4);  // s[j+4] >> 4 | s[j] >> 6 << 4
+        return _mm_setr_epi32(static_cast<int>(sc_lo), static_cast<int>(sc_hi), static_cast<int>(m_lo), static_cast<int>(m_hi));
+    }
     static void prep(const W& b, Prep& p) {
-        uint8_t sc[8], m[8];
-        for (int j = 0; j < 8; ++j) k4_scale_min(j, b.scales, sc[j], m[j]);
+        const __m128i sm = scales_and_mins(b.scales);
+        const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));  // scales as int16, both halves
+        p.mins = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));
         __m256i hbits = _mm256_setzero_si256();
         if constexpr (kQ5) hbits = load32(b.qh);
         for (int ch = 0; ch < 4; ++ch) {
@@ -359,10 +372,10 @@ struct K45 {
                 p.lo[ch] = _mm256_or_si256(p.lo[ch], _mm256_slli_epi16(b_lo, 4));
                 p.hi[ch] = _mm256_or_si256(p.hi[ch], _mm256_slli_epi16(b_hi, 4));
             }
-            p.scale_lo[ch] = _mm256_set1_epi16(sc[2 * ch]);
-            p.scale_hi[ch] = _mm256_set1_epi16(sc[2 * ch + 1]);
+            // int16 element 2ch (low levels) and 2ch+1 (high levels), in every lane
+            p.scale_lo[ch] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<short>(((4 * ch + 1) << 8) | (4 * ch))));
+            p.scale_hi[ch] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<short>(((4 * ch + 3) << 8) | (4 * ch + 2))));
         }
-        for (int j = 0; j < 8; ++j) p.mins[j] = m[j];
     }
     static void dot(const Prep& p, const W& b, const block_q8_K& y, float& acc) {
         __m256i s = _mm256_setzero_si256();
@@ -372,9 +385,13 @@ struct K45 {
             s = _mm256_add_epi32(s, _mm256_madd_epi16(plo, p.scale_lo[ch]));
             s = _mm256_add_epi32(s, _mm256_madd_epi16(phi, p.scale_hi[ch]));
         }
-        int32_t summ = 0;
-        for (int j = 0; j < 8; ++j) summ += p.mins[j] * (y.bsums[2 * j] + y.bsums[2 * j + 1]);
-        kquant_step(acc, y.d * fp16_to_f32(b.d), hsum_i32(s), y.d * fp16_to_f32(b.dmin), summ);
+        // sum_j mins[j] * (bsums[2j] + bsums[2j+1]), exactly (|pair| <= 8128 fits int16)
+        const __m128i pairs = _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(y.bsums)),
+                                             _mm_loadu_si128(reinterpret_cast<const __m128i*>(y.bsums + 8)));
+        __m128i mm = _mm_madd_epi16(p.mins, pairs);
+        mm = _mm_add_epi32(mm, _mm_shuffle_epi32(mm, 0x4E));
+        mm = _mm_add_epi32(mm, _mm_shuffle_epi32(mm, 0xB1));
+        kquant_step(acc, y.d * fp16_to_f32(b.d), hsum_i32(s), y.d * fp16_to_f32(b.dmin), _mm_cvtsi128_si32(mm));
     }
 };
 
