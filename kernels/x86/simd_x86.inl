@@ -400,6 +400,7 @@ struct K6 {
     struct Prep {
         __m256i q[8];      // 32 levels 0..63 per 32 elements, element order
         __m256i scale[8];  // int16: 8 lanes of scale 2k, then 8 of scale 2k+1
+        __m256i scales;    // the 16 scales as int16, for the -32 offset through bsums
     };
     static void prep(const W& b, Prep& p) {
         const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3);
@@ -413,19 +414,26 @@ struct K6 {
                 p.q[4 * h + quarter] = _mm256_or_si256(lows[quarter], _mm256_slli_epi16(high, 4));
             }
         }
-        for (int k = 0; k < 8; ++k)
-            p.scale[k] = _mm256_set_m128i(_mm_set1_epi16(b.scales[2 * k + 1]), _mm_set1_epi16(b.scales[2 * k]));
+        const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
+        p.scales = _mm256_cvtepi8_epi16(sc8);
+        const __m256i first8 = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(sc8));
+        const __m256i last8 = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(sc8, 8)));
+        for (int k = 0; k < 8; ++k) {
+            const int e = 4 * (k % 4);  // byte offset of int16 scale 2k within its group of eight
+            const __m256i pick = _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(((e + 3) << 8) | (e + 2))),
+                                                  _mm_set1_epi16(static_cast<short>(((e + 1) << 8) | e)));
+            p.scale[k] = _mm256_shuffle_epi8(k < 4 ? first8 : last8, pick);
+        }
     }
     static void dot(const Prep& p, const W& b, const block_q8_K& y, float& acc) {
         __m256i s = _mm256_setzero_si256();
-        const __m256i m32 = _mm256_set1_epi8(32);
         for (int k = 0; k < 8; ++k) {
-            const __m256i yv = load32(y.qs + 32 * k);
-            // (q - 32) * y, as q*y - 32*y: both fit int16 after the pairwise add
-            const __m256i prod = _mm256_sub_epi16(_mm256_maddubs_epi16(p.q[k], yv), _mm256_maddubs_epi16(m32, yv));
+            const __m256i prod = _mm256_maddubs_epi16(p.q[k], load32(y.qs + 32 * k));  // q in 0..63: no saturation
             s = _mm256_add_epi32(s, _mm256_madd_epi16(prod, p.scale[k]));
         }
-        kquant_step(acc, y.d * fp16_to_f32(b.d), hsum_i32(s), 0.0f, 0);
+        // (q - 32) * y summed with the scales = the above - 32 * sum_g scale[g] * bsums[g], exactly
+        const __m256i offset = _mm256_madd_epi16(p.scales, load32(y.bsums));
+        kquant_step(acc, y.d * fp16_to_f32(b.d), hsum_i32(s) - 32 * hsum_i32(offset), 0.0f, 0);
     }
 };
 
