@@ -26,6 +26,10 @@
 namespace pocket::kernels {
 namespace {
 
+// One fp16 scale to f32 with F16C (the software fp16_to_f32 branches on the exponent; this
+// sits in every K-quant super-block). Exact, as the conversion is for every half value.
+inline float half_f32(uint16_t h) { return _cvtsh_ss(h); }
+
 // ---------------------------------------------------------------- integer helpers
 
 // Dot of 32 signed weights with 32 signed activations, as 8 int32 partial sums.
@@ -391,7 +395,7 @@ struct K45 {
         __m128i mm = _mm_madd_epi16(p.mins, pairs);
         mm = _mm_add_epi32(mm, _mm_shuffle_epi32(mm, 0x4E));
         mm = _mm_add_epi32(mm, _mm_shuffle_epi32(mm, 0xB1));
-        kquant_step(acc, y.d * fp16_to_f32(b.d), hsum_i32(s), y.d * fp16_to_f32(b.dmin), _mm_cvtsi128_si32(mm));
+        kquant_step(acc, y.d * half_f32(b.d), hsum_i32(s), y.d * half_f32(b.dmin), _mm_cvtsi128_si32(mm));
     }
 };
 
@@ -433,7 +437,7 @@ struct K6 {
         }
         // (q - 32) * y summed with the scales = the above - 32 * sum_g scale[g] * bsums[g], exactly
         const __m256i offset = _mm256_madd_epi16(p.scales, load32(y.bsums));
-        kquant_step(acc, y.d * fp16_to_f32(b.d), hsum_i32(s) - 32 * hsum_i32(offset), 0.0f, 0);
+        kquant_step(acc, y.d * half_f32(b.d), hsum_i32(s) - 32 * hsum_i32(offset), 0.0f, 0);
     }
 };
 
@@ -468,7 +472,7 @@ struct K2 {
             s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_maddubs_epi16(p.q[k], load32(y.qs + 32 * k)), p.scale[k]));
         int32_t summ = 0;
         for (int j = 0; j < 16; ++j) summ += p.mins[j] * y.bsums[j];
-        kquant_step(acc, y.d * fp16_to_f32(b.d), hsum_i32(s), y.d * fp16_to_f32(b.dmin), summ);
+        kquant_step(acc, y.d * half_f32(b.d), hsum_i32(s), y.d * half_f32(b.dmin), summ);
     }
 };
 
@@ -500,7 +504,7 @@ struct K3 {
             const __m256i prod = _mm256_sub_epi16(_mm256_maddubs_epi16(p.q[k], yv), _mm256_maddubs_epi16(four, yv));
             s = _mm256_add_epi32(s, _mm256_madd_epi16(prod, p.scale[k]));
         }
-        kquant_step(acc, y.d * fp16_to_f32(b.d), hsum_i32(s), 0.0f, 0);
+        kquant_step(acc, y.d * half_f32(b.d), hsum_i32(s), 0.0f, 0);
     }
 };
 
@@ -524,7 +528,7 @@ struct KXS {
             const __m256i sy = _mm256_sign_epi8(load32(y.qs + 32 * ib), p.q[ib]);
             s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_maddubs_epi16(p.absq[ib], sy), p.scale[ib]));
         }
-        kquant_step(acc, y.d * fp16_to_f32(b.d), hsum_i32(s), 0.0f, 0);
+        kquant_step(acc, y.d * half_f32(b.d), hsum_i32(s), 0.0f, 0);
     }
 };
 
@@ -593,7 +597,7 @@ void q4_0x8_group(int64_t nb, const block_q4_0x8* x, const uint8_t* a, size_t as
         const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b].d)));
         for (int j = 0; j < C; ++j) {
             const block_q8_0& y = reinterpret_cast<const block_q8_0*>(a + as * j)[b];
-            const __m256 d = _mm256_mul_ps(dx, _mm256_set1_ps(fp16_to_f32(y.d)));
+            const __m256 d = _mm256_mul_ps(dx, _mm256_set1_ps(half_f32(y.d)));
             acc[j][k] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(q4_0x8_sums(L, y)), acc[j][k]);
         }
     };
