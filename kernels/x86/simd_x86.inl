@@ -22,6 +22,7 @@
 #include <type_traits>
 
 #include <cstring>
+#include <vector>
 
 namespace pocket::kernels {
 namespace {
@@ -565,7 +566,7 @@ inline void q4_0x8_levels(const block_q4_0x8& x, Q4_0x8Levels& L) {
     }
 }
 
-inline __m256i q4_0x8_sums(const Q4_0x8Levels& L, const block_q8_0& y) {
+inline __m256i q4_0x8_sums(const Q4_0x8Levels& L, const block_q8_0& y, int32_t ysum) {
     const __m256i y0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(y.qs)));
     const __m256i y1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(y.qs + 16)));
     __m256i P[4];
@@ -580,14 +581,14 @@ inline __m256i q4_0x8_sums(const Q4_0x8Levels& L, const block_q8_0& y) {
     // lanes after the hadd tree: [r0 r2 r4 r6 | r1 r3 r5 r7]; the permute puts them in order
     const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(P[0], P[1]), _mm256_hadd_epi32(P[2], P[3]));
     const __m256i rows = _mm256_permutevar8x32_epi32(h, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-    const int32_t ysum = hsum_i32(dot_u8(_mm256_set1_epi8(1), load32(y.qs)));
     return _mm256_sub_epi32(rows, _mm256_set1_epi32(8 * ysum));
 }
 
 // C activation rows against one group of 8 packed rows. acc[j][k] holds lane k (block
 // slot b % 8) of all 8 rows' accumulators: the scalar order, eight outputs at a time.
 template <int C>
-void q4_0x8_group(int64_t nb, const block_q4_0x8* x, const uint8_t* a, size_t as, float* c, size_t cs) {
+void q4_0x8_group(int64_t nb, const block_q4_0x8* x, const uint8_t* a, size_t as, const int32_t* ysums, float* c,
+                  size_t cs) {
     __m256 acc[C][8];
     for (int j = 0; j < C; ++j)
         for (auto& v : acc[j]) v = _mm256_setzero_ps();
@@ -598,7 +599,7 @@ void q4_0x8_group(int64_t nb, const block_q4_0x8* x, const uint8_t* a, size_t as
         for (int j = 0; j < C; ++j) {
             const block_q8_0& y = reinterpret_cast<const block_q8_0*>(a + as * j)[b];
             const __m256 d = _mm256_mul_ps(dx, _mm256_set1_ps(half_f32(y.d)));
-            acc[j][k] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(q4_0x8_sums(L, y)), acc[j][k]);
+            acc[j][k] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(q4_0x8_sums(L, y, ysums[j * nb + b])), acc[j][k]);
         }
     };
     int64_t b = 0;
@@ -617,12 +618,20 @@ void q4_0x8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, si
     const int64_t nb = n / 32;
     const auto* p = static_cast<const block_q4_0x8*>(packed);
     const auto* a = static_cast<const uint8_t*>(va);
+    // sum(y) of every activation block, once per call rather than once per group of rows
+    // (it carries the -8 offset of the unsigned levels). Grown once per thread, then reused.
+    thread_local std::vector<int32_t> ysums;
+    if (ysums.size() < static_cast<size_t>(m * nb)) ysums.resize(static_cast<size_t>(m * nb));
+    for (int64_t j = 0; j < m; ++j) {
+        const auto* y = reinterpret_cast<const block_q8_0*>(a + as * j);
+        for (int64_t b = 0; b < nb; ++b) ysums[static_cast<size_t>(j * nb + b)] = hsum_i32(dot_u8(_mm256_set1_epi8(1), load32(y[b].qs)));
+    }
     for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g) {
         const block_q4_0x8* x = p + g * nb;
         float* cg = c + g * kQ4_0x8Rows;
         int64_t j = 0;
-        for (; j + C <= m; j += C) q4_0x8_group<C>(nb, x, a + as * j, as, cg + cs * j, cs);
-        for (; j < m; ++j) q4_0x8_group<1>(nb, x, a + as * j, as, cg + cs * j, cs);
+        for (; j + C <= m; j += C) q4_0x8_group<C>(nb, x, a + as * j, as, ysums.data() + j * nb, cg + cs * j, cs);
+        for (; j < m; ++j) q4_0x8_group<1>(nb, x, a + as * j, as, ysums.data() + j * nb, cg + cs * j, cs);
     }
 }
 
