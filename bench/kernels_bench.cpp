@@ -27,7 +27,11 @@ constexpr int64_t kN = 4096;  // row length
 constexpr int64_t kGemmRows = 256;
 constexpr size_t kDotBytes = size_t{192} << 20;  // weights per dot run: well past any cache
 
-size_t row_bytes(GgmlType t, int64_t n);
+size_t row_bytes(GgmlType t, int64_t n) {
+    for (const auto& r : kGgmlTypes)
+        if (r.type == t) return static_cast<size_t>(n / r.block_size) * r.block_bytes;
+    return 0;
+}
 
 // Rows of a matrix-vector benchmark: about kDotBytes of weights, a multiple of 64 rows.
 int64_t dot_rows(GgmlType t) { return std::max<int64_t>(64, static_cast<int64_t>(kDotBytes / row_bytes(t, kN)) / 64 * 64); }
@@ -42,14 +46,6 @@ template <class Fn> void on_threads(int n, int64_t rows, Fn&& fn) {
     for (auto& t : others) t.join();
 }
 
-}  // namespace
-namespace {
-
-size_t row_bytes(GgmlType t, int64_t n) {
-    for (const auto& r : kGgmlTypes)
-        if (r.type == t) return static_cast<size_t>(n / r.block_size) * r.block_bytes;
-    return 0;
-}
 
 // Quantizes 16 random rows once and repeats them: K-quant reference quantization of a
 // whole 4096 x 4096 matrix would dominate the start-up.

@@ -421,8 +421,8 @@ struct K6 {
         }
         const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
         p.scales = _mm256_cvtepi8_epi16(sc8);
-        const __m256i first8 = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(sc8));
-        const __m256i last8 = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(sc8, 8)));
+        const __m256i first8 = _mm256_permute2x128_si256(p.scales, p.scales, 0x00);  // scales 0..7 in both halves
+        const __m256i last8 = _mm256_permute2x128_si256(p.scales, p.scales, 0x11);   // scales 8..15 in both halves
         for (int k = 0; k < 8; ++k) {
             const int e = 4 * (k % 4);  // byte offset of int16 scale 2k within its group of eight
             const __m256i pick = _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(((e + 3) << 8) | (e + 2))),

@@ -48,13 +48,13 @@ Tensor* Model::optional_weight(const std::string& name, std::initializer_list<in
 
 void Model::pack_for_cpu(Tensor& w) const {
     if (!options_.repack || w.packed || !w.data || w.ne[2] != 1 || w.ne[3] != 1) return;
-    const auto owned = weights_.find(w.get_name());
-    if (owned == weights_.end() || &owned->second != &w) return;  // not one of this model's weights
     // Only where a SIMD kernel reads the packed layout: the scalar one gains nothing.
     const kernels::Isa isa = kernels::active_isa();
     if (isa != kernels::Isa::avx2 && isa != kernels::Isa::avx512) return;
     const kernels::RepackKernels* rk = kernels::repack_kernels(w.type);
     if (!rk || w.ne[1] % rk->rows_per_group != 0) return;
+    const auto owned = weights_.find(w.get_name());
+    if (owned == weights_.end() || &owned->second != &w) return;  // not one of this model's weights
     const size_t bytes = rk->packed_bytes(w.ne[1], w.ne[0]);
     void* raw = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (!raw) throw Error("{}: out of memory repacking '{}' ({} bytes)", file_.path(), w.get_name(), bytes);

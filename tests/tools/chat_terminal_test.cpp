@@ -1,5 +1,5 @@
-// `run -i` as a person uses it: on a pseudo-terminal (readline, Ctrl-C, Ctrl-D), and with
-// messages piped in, one per line.
+// `run -i` as a person uses it at a keyboard: on a pseudo-terminal (readline, Ctrl-C,
+// Ctrl-D). Piped input is tested with the other `run` tests.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -134,25 +134,4 @@ TEST(ChatTerminal, CtrlCAtAnEmptyPromptLeaves) {
     ASSERT_NE(term.wait_for("/clear", 0), std::string::npos) << term.screen();
     term.type("\x03");
     EXPECT_EQ(term.wait_exit(), 0) << term.screen();
-}
-
-// Piped input: one message per line, every answer to its end, no prompt decoration.
-TEST(ChatTerminal, PipedMessagesOnePerLine) {
-    const std::string cmd = "printf 'Once upon a time\\n/clear\\nTell me a story\\n' | " + kRun +
-                            " -i --temp 0 -n 16 -t 1 --ignore-eos 2>/dev/null";
-    std::FILE* p = ::popen(cmd.c_str(), "r");
-    ASSERT_NE(p, nullptr);
-    std::string out;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-    const int status = ::pclose(p);
-    ASSERT_TRUE(WIFEXITED(status));
-    EXPECT_EQ(WEXITSTATUS(status), 0);
-    const size_t cleared = out.find("(conversation cleared)\n");
-    ASSERT_NE(cleared, std::string::npos) << out;
-    // An answer before and after /clear, each on its own line.
-    EXPECT_GT(cleared, 1u) << out;
-    EXPECT_GT(out.size(), cleared + 24) << out;
-    EXPECT_EQ(out.find("> "), std::string::npos) << "no prompt when stdin is not a terminal";
 }

@@ -128,3 +128,18 @@ TEST(RunTool, FullContextWithoutShiftSaysSo) {
     EXPECT_NE(r.err.find("the context is full (64 tokens)"), std::string::npos) << r.err;
     fs::remove(in);
 }
+
+// Piped input: one message per line, every answer to its end, no prompt decoration.
+TEST(RunTool, PipedChatMessagesOnePerLine) {
+    const fs::path in = write_temp("chat-lines.txt", "Once upon a time\n/clear\nTell me a story\n");
+    const Result r = run_tool("run", "-i --temp 0 -n 16 -t 1 --ignore-eos < " + in.string());
+    fs::remove(in);
+    EXPECT_EQ(r.status, 0) << r.err;
+    const std::string& out = r.out;
+    const size_t cleared = out.find("(conversation cleared)\n");
+    ASSERT_NE(cleared, std::string::npos) << out;
+    // An answer before and after /clear, each on its own line.
+    EXPECT_GT(cleared, 1u) << out;
+    EXPECT_GT(out.size(), cleared + 24) << out;
+    EXPECT_EQ(out.find("> "), std::string::npos) << "no prompt when stdin is not a terminal";
+}

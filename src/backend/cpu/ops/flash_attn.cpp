@@ -56,6 +56,8 @@ void op_flash_attn(const OpContext& ctx, Tensor& dst) {
     // Scores in f32 with the kernels' f32 dot (fixed summation order for a given n).
     const kernels::VecDotFn dot = kernels::type_kernels(GgmlType::F32)->vec_dot;
 
+    // The cells query t attends to; the same for each of its kv heads, so found once per t.
+    int64_t bounds_of = -1, c_begin = 0, c_end = 0;
     const auto [w0, w1] = ctx.range(n_q * n_head_kv);
     for (int64_t w = w0; w < w1; ++w) {
         const int64_t t = w / n_head_kv, hk = w % n_head_kv;
@@ -67,18 +69,22 @@ void op_flash_attn(const OpContext& ctx, Tensor& dst) {
             ls[g] = 0.0f;
         }
         const auto* mrow = mask ? static_cast<const uint8_t*>(mask->element(0, t)) : nullptr;
-        const int64_t pos = n_kv - n_q + t;
-        int64_t c_begin = 0, c_end = n_kv;
-        if (p.causal) {
-            c_end = std::clamp<int64_t>(pos + 1, 0, n_kv);
-            if (p.window > 0) c_begin = std::max<int64_t>(0, pos - p.window + 1);
-        }
-        // Blocks start at the first cell the mask lets through, so a sequence scores the same
-        // wherever in the cache it lies (perplexity packs several chunks into one batch).
-        auto masked = [&](int64_t c) { return *reinterpret_cast<const float*>(mrow + c * mask->nb[0]) == kNegInf; };
-        if (mrow) {
-            while (c_begin < c_end && masked(c_begin)) ++c_begin;
-            while (c_end > c_begin && masked(c_end - 1)) --c_end;
+        if (bounds_of != t) {
+            bounds_of = t;
+            const int64_t pos = n_kv - n_q + t;
+            c_begin = 0;
+            c_end = n_kv;
+            if (p.causal) {
+                c_end = std::clamp<int64_t>(pos + 1, 0, n_kv);
+                if (p.window > 0) c_begin = std::max<int64_t>(0, pos - p.window + 1);
+            }
+            // Blocks start at the first cell the mask lets through, so a sequence scores the
+            // same wherever in the cache it lies (perplexity packs several chunks per batch).
+            auto masked = [&](int64_t c) { return *reinterpret_cast<const float*>(mrow + c * mask->nb[0]) == kNegInf; };
+            if (mrow) {
+                while (c_begin < c_end && masked(c_begin)) ++c_begin;
+                while (c_end > c_begin && masked(c_end - 1)) --c_end;
+            }
         }
 
         for (int64_t b = c_begin; b < c_end; b += kBlock) {
