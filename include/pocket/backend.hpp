@@ -1,8 +1,10 @@
 #pragma once
-// Backends: where tensors live and ops run. The CPU backend is the first; a GPU backend
-// implements the same interface in its own folder (src/backend/<name>/).
+// Backends: where tensors live and ops run. A Device (pocket/device.hpp) is a place with
+// memory (the CPU, a GPU); a Backend runs graph nodes on one device; a Buffer is a block of
+// one device's memory. The CPU backend is the first; a GPU backend implements the same
+// interfaces in its own folder (src/backend/<name>/) and registers its devices.
 //
-// Persistent tensors (the KV cache) live in a Buffer allocated from a backend and outlive
+// Persistent tensors (the KV cache) live in a Buffer allocated from a device and outlive
 // any graph:
 //
 //     auto cpu = pocket::make_cpu_backend({.n_threads = 8});
@@ -23,21 +25,33 @@
 namespace pocket {
 
 class Backend;
+class Device;
 
-// A block of memory owned by a backend (host memory for the CPU backend, device memory for
-// a GPU backend). Tensors are placed in it by offset.
+// A block of memory of one device. Tensors are placed in it by offset; their `data` is then
+// an address in the device's address space, which only the device's backend and this
+// buffer's read / write / fill may dereference (on the CPU it is an ordinary pointer).
 class Buffer {
 public:
     static constexpr size_t kAlign = 64;
 
-    Buffer(Backend& backend, void* data, size_t size) : backend_(backend), data_(data), size_(size) {}
+    Buffer(Device& device, void* data, size_t size) : device_(device), data_(data), size_(size) {}
     virtual ~Buffer() = default;
     Buffer(const Buffer&) = delete;
     Buffer& operator=(const Buffer&) = delete;
 
-    Backend& backend() const { return backend_; }
+    Device& device() const { return device_; }
     void* data() const { return data_; }
     size_t size() const { return size_; }
+
+    // Byte copies between host memory and this buffer; `at` is an address inside it (a
+    // tensor's data plus an offset). The defaults are memcpy / memset, right for host memory.
+    virtual void write(void* at, const void* src, size_t size);
+    virtual void read(const void* at, void* dst, size_t size) const;
+    virtual void fill(void* at, uint8_t value, size_t size);
+    // False when its bytes are in a backend's own layout rather than ggml's (the CPU's
+    // row-interleaved weights): then only that backend's kernels read them, and nothing
+    // copies them elsewhere.
+    virtual bool plain_layout() const { return true; }
 
     // Places `t` at the next kAlign-aligned free offset (a bump allocator): sets t.data and
     // t.buffer. Throws pocket::Error when it does not fit. Returns the offset.
@@ -45,32 +59,35 @@ public:
     // Places `t` at a given offset (must be aligned to the type and fit).
     void place_at(Tensor& t, size_t offset);
     // Sets every byte of the buffer.
-    void clear(uint8_t value);
+    void clear(uint8_t value) { fill(data_, value, size_); }
 
 private:
-    Backend& backend_;
+    Device& device_;
     void* data_;
     size_t size_;
     size_t used_ = 0;
 };
 
-// The interface every backend implements. The Scheduler is its only caller for graphs;
-// tensor_set / tensor_get reach set_tensor / get_tensor through a tensor's buffer.
+// Copies src's bytes into dst (same byte size, both contiguous), wherever each lives: host
+// memory, or a buffer of any device (through host memory when neither side is the host).
+void copy_tensor(const Tensor& src, Tensor& dst);
+
+// Runs graph nodes on one device. The Scheduler is its only caller for graphs.
 class Backend {
 public:
     virtual ~Backend() = default;
 
-    virtual std::string_view name() const = 0;
-    // True when its buffers are ordinary host memory the CPU may read and write directly
-    // (then ->data of its tensors can be used as a pointer by the caller).
-    virtual bool is_host() const = 0;
+    virtual Device& device() const = 0;
+    std::string_view name() const;
+    // True when its memory is host memory the CPU reads and writes directly.
+    bool is_host() const;
     // Can this backend read `t`'s memory where it is (e.g. a weight in the mmapped file)?
     virtual bool can_access(const Tensor& t) const = 0;
 
-    // Memory, aligned to Buffer::kAlign. Never returns null (throws pocket::Error).
-    virtual std::unique_ptr<Buffer> alloc_buffer(size_t bytes) = 0;
+    // Memory of this backend's device, aligned to Buffer::kAlign (throws pocket::Error).
+    std::unique_ptr<Buffer> alloc_buffer(size_t bytes);
 
-    // Can this backend run `node` with these operand types and shapes?
+    // Can this backend run `node` with these operand types, shapes and layouts?
     virtual bool supports_op(const Tensor& node) const = 0;
 
     // Called when a graph is (re)allocated, with the nodes this backend will run: sizes its
@@ -79,14 +96,6 @@ public:
     // Runs the nodes in order; every operand's memory is set and readable by this backend.
     // View nodes (op_is_view) are in the list too and need no work.
     virtual void compute(std::span<Tensor* const> nodes) = 0;
-
-    // Byte copies into / out of a tensor's memory on this backend.
-    virtual void set_tensor(Tensor& t, const void* src, size_t offset, size_t size) = 0;
-    virtual void get_tensor(const Tensor& t, void* dst, size_t offset, size_t size) = 0;
-    // Sets `size` bytes of a buffer's memory at `ptr` (poisoning freed memory, clearing).
-    virtual void memset(void* ptr, uint8_t value, size_t size) = 0;
-    // dst (on this backend, contiguous) = src (contiguous, same type and size, on `from`).
-    virtual void copy_from(Backend& from, const Tensor& src, Tensor& dst) = 0;
 };
 
 struct CpuBackendOptions {

@@ -1,6 +1,7 @@
 #pragma once
-// A Context evaluates tokens with a Model: it owns the backend (-t), the KV cache (-c, -ctk,
-// -ctv), the graph for the current batch shape, and the logits of the last decode.
+// A Context evaluates tokens with a Model: it owns one backend per device of the model's
+// placement (the CPU's with -t threads), the KV cache (-c, -ctk, -ctv; each layer's on its
+// device), the graph for the current batch shape, and the logits of the last decode.
 //
 //     auto model = pocket::Model::load("m.gguf");
 //     pocket::Context ctx(*model, {.n_threads = 8});
@@ -14,6 +15,7 @@
 
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace pocket {
@@ -60,14 +62,27 @@ public:
     // re-rotates their keys, so that generation can go on.
     void shift(uint32_t n_keep, uint32_t n_discard);
 
-    size_t arena_bytes() const;
-    size_t kv_bytes() const;
+    size_t arena_bytes() const;   // compute arenas, every device
+    size_t kv_bytes() const;      // KV cache, every device
+
+    // What each device of the placement holds, llama.cpp's buffer-size lines in one struct.
+    struct DeviceMemoryUse {
+        std::string device;
+        size_t weights = 0, kv_cache = 0, compute = 0;
+    };
+    std::vector<DeviceMemoryUse> memory_use() const;
+    // One line: "CPU: 0.9 MiB weights, 0.5 MiB KV cache, 1.1 MiB compute; TEST0: ...".
+    std::string memory_summary() const;
+    // Tensors copied between devices by every graph run so far (activations crossing a
+    // device boundary; a weight is never among them once the model is loaded).
+    size_t copies_run() const;
 
 private:
     struct State;
     void check_tokens(std::span<const TokenId> tokens) const;
     void decode_batches(std::span<const TokenId> tokens, bool all_logits);  // in ubatches
     void run_ubatch(std::span<const TokenId> tokens, bool all_logits, size_t out_offset);
+    void build_graph(int64_t n_tokens, int64_t n_out, int64_t n_kv);
 
     const Model& model_;
     ContextOptions options_;

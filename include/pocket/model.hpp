@@ -1,10 +1,14 @@
 #pragma once
-// A model loaded from GGUF: hyper-parameters, weights (pointing into the mapping), the
-// tokenizer, and the architecture that builds its forward graph. Immutable once loaded;
-// one Model can serve several Contexts.
+// A model loaded from GGUF: hyper-parameters, the placement of its layers on devices
+// (-ngl), weights (in the mapping, or uploaded to their layer's device), the tokenizer, and
+// the architecture that builds its forward graph. Immutable once loaded; one Model can
+// serve several Contexts.
 #include "pocket/gguf.hpp"
+#include "pocket/placement.hpp"
 #include "pocket/tensor.hpp"
 
+#include <climits>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -43,15 +47,22 @@ public:
     virtual ~Architecture() = default;
     // Adds the forward pass for the batch in `in` to g and returns the logits [n_vocab, n_out].
     virtual Tensor* build(Graph& g, const ForwardInputs& in) const = 0;
-    // Per-dimension rope frequency factors (llama3's rope_freqs), needed to re-rotate cached
-    // keys in a context shift; null when the model has none.
-    virtual Tensor* rope_freq_factors() const { return nullptr; }
+    // Per-dimension rope frequency factors (llama3's rope_freqs) of a layer, needed to
+    // re-rotate its cached keys in a context shift; null when the model has none.
+    virtual Tensor* rope_freq_factors(uint32_t /*layer*/) const { return nullptr; }
 };
 
 struct ModelLoadOptions {
     bool use_mmap = true;
     bool mlock = false;
-    bool repack = true;  // --no-repack: keep the CPU matrix products on the file's layout
+    bool repack = true;  // --no-repack: every weight keeps the file's layout
+    GpuLayers gpu_layers;     // -ngl: default auto (all that fit on the first GPU; none without one)
+    std::string device;       // -dev: the GPU to use; empty: the first
+    uint32_t n_ctx = 4096;    // -c, for -ngl auto's estimate of the KV cache
+    uint32_t n_ubatch = 512;  // -ub, for -ngl auto's estimate of the compute arena
+    int n_threads = 0;        // threads preparing the weights' layouts (0: all hardware threads)
+    // Called as weights reach a device: (device name, bytes done, bytes in all).
+    std::function<void(std::string_view device, size_t done, size_t total)> progress;
 };
 
 class Model {
@@ -69,28 +80,40 @@ public:
     uint64_t weight_bytes() const;
     std::string type_name() const;  // e.g. "Q4_K - Medium" from general.file_type, or the dominant type
 
-    // Weights by GGUF name, created on first request and checked against the expected shape
-    // (ne[0] first; trailing 1s may be omitted). Throws when missing or misshapen.
-    Tensor* weight(const std::string& name, std::initializer_list<int64_t> shape) const;
-    Tensor* optional_weight(const std::string& name, std::initializer_list<int64_t> shape) const;
+    // Where each layer lives (-ngl, -dev), decided at load.
+    const Placement& placement() const { return placement_; }
+    // Bytes of weights held by placement().devices[i].
+    size_t weight_bytes_on(size_t device_index) const;
 
-    // Gives a weight that a CPU matrix product reads a row-interleaved copy (Tensor::packed),
-    // when its type has one that is faster on this CPU. The file's bytes stay as they are
-    // (GPU backends and get_rows read them). Once per weight; results are bitwise the same.
-    void pack_for_cpu(Tensor& weight) const;
+    // Weights by GGUF name, checked against the expected shape (ne[0] first; trailing 1s may
+    // be omitted); throws when missing or misshapen. Architectures call these while the
+    // model loads, and the loader then hands each weight to the device of the layer that
+    // uses it: `layer` is that layer (default: from the name: blk.N.* -> N, output* -> the
+    // output, others -> the input side, the host). A weight used by two layers on different
+    // devices (a tied output matrix, rope_freqs) gets one tensor per device.
+    static constexpr int kLayerFromName = INT_MIN;
+    Tensor* weight(const std::string& name, std::initializer_list<int64_t> shape, int layer = kLayerFromName) const;
+    Tensor* optional_weight(const std::string& name, std::initializer_list<int64_t> shape, int layer = kLayerFromName) const;
 
 private:
     explicit Model(GgufFile file);
+    void load_weights();  // hands every requested weight to its device
     GgufFile file_;
     HParams hparams_;
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<Architecture> arch_;
     ModelLoadOptions options_;
-    mutable std::map<std::string, Tensor, std::less<>> weights_;
-    struct FreeDeleter {
-        void operator()(void* p) const;
+    Placement placement_;
+    struct WeightKey {
+        std::string name;
+        int device;
+        bool input;  // read by the embedding lookup (get_rows): stays in the file's layout
+        auto operator<=>(const WeightKey&) const = default;
     };
-    mutable std::vector<std::unique_ptr<void, FreeDeleter>> packed_;  // the Tensor::packed copies
+    mutable std::map<WeightKey, Tensor> weights_;
+    std::vector<std::unique_ptr<Buffer>> weight_buffers_;  // what the devices made of the weights
+    std::vector<size_t> weight_bytes_;                     // per device
+    bool loaded_ = false;                                  // weights handed to their devices
 };
 
 }  // namespace pocket

@@ -61,6 +61,9 @@ public:
     // Number of runs of consecutive nodes on one backend, and the copies inserted between them.
     size_t n_splits() const;
     size_t n_copies() const;
+    // Copies executed by all compute() calls so far (activations crossing devices, and any
+    // leaf a backend could not reach: a weight here means a placement mistake).
+    size_t n_copies_run() const;
 
 private:
     struct State;

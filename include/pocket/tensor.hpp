@@ -97,9 +97,7 @@ struct Tensor {
     std::array<size_t, kMaxDims> nb{};              // bytes per step in each dim (nb[0] = type size for
                                                     // unquantized types, block bytes for quantized)
     void* data = nullptr;        // set for leaves; for nodes once the graph is allocated
-    Buffer* buffer = nullptr;    // the buffer holding data; null for host memory no backend owns (mmap)
-    const void* packed = nullptr;  // weights: a row-interleaved copy for the CPU's matrix kernels
-                                   // (kernels/repack.hpp), owned by the Model; data stays as filed
+    Buffer* buffer = nullptr;    // the buffer holding data; null for host memory no device owns (mmap)
 
     Op op = Op::none;
     std::array<Tensor*, kMaxSrc> src{};   // operands, null-terminated

@@ -76,6 +76,7 @@ struct Scheduler::State {
     std::vector<std::unique_ptr<Buffer>> arenas;    // per backend
     std::vector<size_t> planned, unplanned;
     size_t n_copies = 0;
+    size_t copies_run = 0;  // copy steps executed by every compute so far
     // Operands the scheduler redirected to copies of tensors from another backend.
     // They are applied only while the scheduler works on the graph (allocate, compute), so
     // the graph itself is left as its builder made it.
@@ -138,6 +139,7 @@ size_t Scheduler::n_splits() const {
     return static_cast<size_t>(std::count_if(s_->runs.begin(), s_->runs.end(), [](const State::Run& r) { return !r.copies; }));
 }
 size_t Scheduler::n_copies() const { return s_->n_copies; }
+size_t Scheduler::n_copies_run() const { return s_->copies_run; }
 
 void Scheduler::State::allocate(Graph& g) {
     redirects.clear();
@@ -315,16 +317,15 @@ void Scheduler::State::compute() {
         ~Restore() { s->redirect(false); }
     } restore{this};
     auto release = [&](size_t step) {
-        for (const Region& r : poison_after[step]) backends[static_cast<size_t>(r.backend)]->memset(r.ptr, kPoisonByte, r.size);
+        for (const Region& r : poison_after[step]) arenas[static_cast<size_t>(r.backend)]->fill(r.ptr, kPoisonByte, r.size);
     };
     for (const Run& run : runs) {
         Backend& b = *backends[static_cast<size_t>(run.backend)];
         if (run.copies) {
             for (size_t i = run.first; i < run.last; ++i) {
                 const Step& st = steps[i];
-                const Tensor* base = st.copy_src;
-                Backend* from = base->buffer ? &base->buffer->backend() : backends.back();
-                b.copy_from(*from, *base, *st.copy_dst);
+                copy_tensor(*st.copy_src, *st.copy_dst);
+                ++copies_run;
                 if (poison) release(i);
             }
         } else if (!poison) {

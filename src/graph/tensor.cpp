@@ -106,7 +106,7 @@ void tensor_set(Tensor& t, const void* src, size_t size, size_t offset) {
     if (offset + size > t.nbytes())
         throw Error("tensor_set: {} bytes at {} overflow '{}' ({} bytes)", size, offset, t.get_name(), t.nbytes());
     if (t.buffer)
-        t.buffer->backend().set_tensor(t, src, offset, size);
+        t.buffer->write(static_cast<uint8_t*>(t.data) + offset, src, size);
     else
         std::memcpy(static_cast<uint8_t*>(t.data) + offset, src, size);
 }
@@ -116,7 +116,7 @@ void tensor_get(const Tensor& t, void* dst, size_t size, size_t offset) {
     if (offset + size > t.nbytes())
         throw Error("tensor_get: {} bytes at {} overflow '{}' ({} bytes)", size, offset, t.get_name(), t.nbytes());
     if (t.buffer)
-        t.buffer->backend().get_tensor(t, dst, offset, size);
+        t.buffer->read(static_cast<const uint8_t*>(t.data) + offset, dst, size);
     else
         std::memcpy(dst, static_cast<const uint8_t*>(t.data) + offset, size);
 }

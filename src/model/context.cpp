@@ -7,6 +7,7 @@
 #include "pocket/graph.hpp"
 #include "pocket/scheduler.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -24,7 +25,8 @@ constexpr uint32_t kKvStep = 256;
 }  // namespace
 
 struct Context::State {
-    std::unique_ptr<Backend> backend;
+    std::vector<std::unique_ptr<Backend>> backends;  // per placement device, the CPU last
+    std::vector<Backend*> backend_list;
     std::unique_ptr<KvCache> cache;
     std::unique_ptr<Scheduler> sched;
     // The graph of the current batch shape; rebuilt when the shape changes.
@@ -37,18 +39,47 @@ struct Context::State {
 
 Context::Context(const Model& model, const ContextOptions& options) : model_(model), options_(options), s_(std::make_unique<State>()) {
     const HParams& hp = model.hparams();
+    const Placement& placement = model.placement();
     n_ctx_ = options.n_ctx ? options.n_ctx : std::min<uint32_t>(hp.n_ctx_train ? hp.n_ctx_train : 4096, 4096);
     if (options_.n_ubatch == 0 || options_.n_batch == 0) throw Error("batch sizes must be positive");
     options_.n_ubatch = std::min(options_.n_ubatch, options_.n_batch);
     int threads = options.n_threads;
     if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    s_->backend = make_cpu_backend({.n_threads = threads});
-    s_->cache = std::make_unique<KvCache>(*s_->backend, hp, n_ctx_, options.type_k, options.type_v);
-    s_->sched = std::make_unique<Scheduler>(*s_->backend);
-    spdlog::info("context: n_ctx {}, n_batch {}, n_ubatch {}, {} threads, KV cache {} + {} ({:.1f} MiB)", n_ctx_, options_.n_batch,
-                 options_.n_ubatch, threads, ggml_type_info(options.type_k).name, ggml_type_info(options.type_v).name,
-                 static_cast<double>(s_->cache->bytes()) / (1024.0 * 1024.0));
+    for (Device* d : placement.devices) {
+        s_->backends.push_back(d->make_backend(threads));
+        s_->backend_list.push_back(s_->backends.back().get());
+    }
+    s_->cache = std::make_unique<KvCache>(placement, hp, n_ctx_, options.type_k, options.type_v);
+    s_->sched = std::make_unique<Scheduler>(s_->backend_list, [&placement](int layer) { return placement.device_index(layer); });
+    // Plan the arenas for the largest batch now, as llama.cpp does, so that the memory
+    // report is complete at load and a long prompt does not grow them later.
+    const int64_t n_max = std::min<int64_t>(options_.n_ubatch, n_ctx_);
+    build_graph(n_max, n_max, n_ctx_);
+    spdlog::info("context: n_ctx {}, n_batch {}, n_ubatch {}, {} threads, KV cache {} + {}", n_ctx_, options_.n_batch,
+                 options_.n_ubatch, threads, ggml_type_info(options.type_k).name, ggml_type_info(options.type_v).name);
+    for (const DeviceMemoryUse& u : memory_use())
+        spdlog::info("{}: weights {:.2f} MiB, KV cache {:.2f} MiB, compute {:.2f} MiB", u.device, u.weights / 1048576.0,
+                     u.kv_cache / 1048576.0, u.compute / 1048576.0);
 }
+
+std::vector<Context::DeviceMemoryUse> Context::memory_use() const {
+    std::vector<DeviceMemoryUse> out;
+    const Placement& placement = model_.placement();
+    for (size_t d = 0; d < placement.devices.size(); ++d)
+        out.push_back({std::string(placement.devices[d]->name()), model_.weight_bytes_on(d), s_->cache->bytes_on(d),
+                       s_->sched->arena_bytes(d)});
+    return out;
+}
+
+std::string Context::memory_summary() const {
+    std::string line;
+    for (const DeviceMemoryUse& u : memory_use())
+        line += fmt::format("{}{}: {:.1f} MiB weights, {:.1f} MiB KV cache, {:.1f} MiB compute", line.empty() ? "" : "; ", u.device,
+                            u.weights / 1048576.0, u.kv_cache / 1048576.0, u.compute / 1048576.0);
+    return line;
+}
+
+size_t Context::copies_run() const { return s_->sched->n_copies_run(); }
 
 Context::~Context() = default;
 
@@ -102,26 +133,7 @@ void Context::run_ubatch(std::span<const TokenId> tokens, bool all_logits, size_
     const int64_t n_out = all_logits ? n_tokens : 1;
     const int64_t n_kv = std::min<int64_t>((n_past_ + n_tokens + kKvStep - 1) / kKvStep * kKvStep, n_ctx_);
 
-    if (!s.graph || s.n_tokens != n_tokens || s.n_out != n_out || s.n_kv != n_kv) {
-        s.graph = std::make_unique<Graph>();
-        Graph& g = *s.graph;
-        s.ids = g.input("ids", GgmlType::I32, {n_tokens, 1, 1, 1});
-        s.pos = g.input("pos", GgmlType::I32, {n_tokens, 1, 1, 1});
-        s.kv_rows = g.input("kv_rows", GgmlType::I32, {n_tokens, 1, 1, 1});
-        s.kq_mask = g.input("kq_mask", GgmlType::F32, {n_kv, n_tokens, 1, 1});
-        s.out_rows = n_out < n_tokens ? g.input("out_rows", GgmlType::I32, {n_out, 1, 1, 1}) : nullptr;
-        ForwardInputs in{hp, *s.cache, n_tokens, n_out, n_kv, s.ids, s.pos, s.kv_rows, s.kq_mask, s.out_rows};
-        s.logits = model_.architecture().build(g, in);
-        g.mark_output(s.logits);
-        for (Tensor* node : g.nodes())
-            if (node->op == Op::mul_mat) model_.pack_for_cpu(*node->src[0]);
-        s.sched->allocate(g);
-        s.n_tokens = n_tokens;
-        s.n_out = n_out;
-        s.n_kv = n_kv;
-        spdlog::debug("graph for {} tokens, {} outputs, {} cells: {} nodes, arena {} bytes", n_tokens, n_out, n_kv,
-                      g.nodes().size(), s.sched->arena_bytes());
-    }
+    if (!s.graph || s.n_tokens != n_tokens || s.n_out != n_out || s.n_kv != n_kv) build_graph(n_tokens, n_out, n_kv);
 
     s.i32.assign(tokens.begin(), tokens.end());
     tensor_set(*s.ids, s.i32.data(), s.i32.size() * sizeof(int32_t));
@@ -158,6 +170,26 @@ void Context::run_ubatch(std::span<const TokenId> tokens, bool all_logits, size_
     }
 }
 
+void Context::build_graph(int64_t n_tokens, int64_t n_out, int64_t n_kv) {
+    State& s = *s_;
+    s.graph = std::make_unique<Graph>();
+    Graph& g = *s.graph;
+    s.ids = g.input("ids", GgmlType::I32, {n_tokens, 1, 1, 1});
+    s.pos = g.input("pos", GgmlType::I32, {n_tokens, 1, 1, 1});
+    s.kv_rows = g.input("kv_rows", GgmlType::I32, {n_tokens, 1, 1, 1});
+    s.kq_mask = g.input("kq_mask", GgmlType::F32, {n_kv, n_tokens, 1, 1});
+    s.out_rows = n_out < n_tokens ? g.input("out_rows", GgmlType::I32, {n_out, 1, 1, 1}) : nullptr;
+    ForwardInputs in{model_.hparams(), *s.cache, n_tokens, n_out, n_kv, s.ids, s.pos, s.kv_rows, s.kq_mask, s.out_rows};
+    s.logits = model_.architecture().build(g, in);
+    g.mark_output(s.logits);
+    s.sched->allocate(g);
+    s.n_tokens = n_tokens;
+    s.n_out = n_out;
+    s.n_kv = n_kv;
+    spdlog::debug("graph for {} tokens, {} outputs, {} cells: {} nodes, {} splits, {} copies", n_tokens, n_out, n_kv,
+                  g.nodes().size(), s.sched->n_splits(), s.sched->n_copies());
+}
+
 void Context::clear() {
     n_past_ = 0;
     seq_len_ = 0;
@@ -172,28 +204,43 @@ void Context::shift(uint32_t n_keep, uint32_t n_discard) {
     if (seq_len_) throw Error("context shift: the cache holds independent sequences; clear() it first");
     if (n_keep + n_discard > n_past_) throw Error("context shift: cannot drop {} tokens after {} of {}", n_discard, n_keep, n_past_);
     const uint32_t n_move = n_past_ - n_keep - n_discard;
-    s_->cache->move_cells(n_keep + n_discard, n_keep, n_move);
-    // Re-rotate the moved keys to their new positions (delta = -n_discard).
+    n_past_ -= n_discard;
+    s_->graph.reset();  // the next decode rebuilds its graph
+    if (n_move == 0 || n_discard == 0) return;
+    // One graph, run where each layer lives: move cells [n_keep + n_discard, n_past) down to
+    // n_keep, then re-rotate the moved keys by -n_discard positions. The move copies chunks of
+    // n_discard cells in order, so no chunk overwrites cells not yet copied.
     const HParams& hp = model_.hparams();
     Graph g;
     Tensor* delta = g.input("delta", GgmlType::I32, {n_move, 1, 1, 1});
-    for (uint32_t l = 0; l < hp.n_layer && n_move > 0; ++l) {
+    for (uint32_t l = 0; l < hp.n_layer; ++l) {
+        g.set_layer(static_cast<int>(l));
+        for (Tensor* cache : {&s_->cache->k(l), &s_->cache->v(l)})
+            for (uint32_t done = 0; done < n_move; done += n_discard) {
+                const uint32_t n = std::min(n_discard, n_move - done);
+                const size_t row = cache->nb[1];
+                Tensor* from = g.view_2d(cache, cache->ne[0], n, row, (n_keep + n_discard + done) * row);
+                Tensor* to = g.view_2d(cache, cache->ne[0], n, row, (n_keep + done) * row);
+                g.cpy(from, to);
+            }
         Tensor& k = s_->cache->k(l);
         const size_t head = ggml_row_bytes(k.type, hp.head_dim_k).value();
         Tensor* cells = g.view_3d(&k, hp.head_dim_k, hp.n_head_kv, n_move, head, k.nb[1], n_keep * k.nb[1]);
-        g.mark_output(g.rope_shift(cells, delta, hp.rope, model_.architecture().rope_freq_factors()));
+        g.mark_output(g.rope_shift(cells, delta, hp.rope, model_.architecture().rope_freq_factors(l)));
     }
-    n_past_ -= n_discard;
-    s_->graph.reset();  // the next decode rebuilds its graph
-    if (n_move == 0) return;
-    Scheduler sched(*s_->backend);
+    const Placement& placement = model_.placement();
+    Scheduler sched(s_->backend_list, [&placement](int layer) { return placement.device_index(layer); });
     sched.allocate(g);
     std::vector<int32_t> d(n_move, -static_cast<int32_t>(n_discard));
     tensor_set(*delta, d.data(), d.size() * sizeof(int32_t));
     sched.compute(g);
 }
 
-size_t Context::arena_bytes() const { return s_->sched->arena_bytes(); }
+size_t Context::arena_bytes() const {
+    size_t n = 0;
+    for (size_t d = 0; d < s_->backends.size(); ++d) n += s_->sched->arena_bytes(d);
+    return n;
+}
 size_t Context::kv_bytes() const { return s_->cache->bytes(); }
 
 }  // namespace pocket

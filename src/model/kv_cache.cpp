@@ -2,11 +2,10 @@
 
 #include "pocket/error.hpp"
 
-#include <cstring>
-
 namespace pocket {
 
-KvCache::KvCache(Backend& backend, const HParams& hp, uint32_t n_ctx, GgmlType type_k, GgmlType type_v) : n_ctx_(n_ctx) {
+KvCache::KvCache(const Placement& placement, const HParams& hp, uint32_t n_ctx, GgmlType type_k, GgmlType type_v)
+    : n_ctx_(n_ctx) {
     for (GgmlType t : {type_k, type_v})
         if (t != GgmlType::F32 && t != GgmlType::F16 && t != GgmlType::Q8_0)
             throw Error("KV cache type {} is not supported (f32, f16 or q8_0)", ggml_type_info(t).name);
@@ -17,27 +16,34 @@ KvCache::KvCache(Backend& backend, const HParams& hp, uint32_t n_ctx, GgmlType t
     };
     check_rows(type_k, hp.head_dim_k, "key");
     check_rows(type_v, hp.head_dim_v, "value");
-    size_t total = 0;
+    std::vector<size_t> total(placement.devices.size(), 0);
     for (uint32_t l = 0; l < hp.n_layer; ++l) {
         k_.push_back(make_tensor(type_k, {hp.n_embd_k_gqa(), n_ctx, 1, 1}, nullptr, "cache_k_l" + std::to_string(l)));
         v_.push_back(make_tensor(type_v, {hp.n_embd_v_gqa(), n_ctx, 1, 1}, nullptr, "cache_v_l" + std::to_string(l)));
-        total += k_.back().nbytes() + v_.back().nbytes() + 2 * Buffer::kAlign;
+        total[static_cast<size_t>(placement.device_index(static_cast<int>(l)))] +=
+            k_.back().nbytes() + v_.back().nbytes() + 2 * Buffer::kAlign;
     }
-    buffer_ = backend.alloc_buffer(total);
+    buffers_.resize(total.size());
+    for (size_t d = 0; d < total.size(); ++d)
+        if (total[d]) buffers_[d] = placement.devices[d]->alloc_buffer(total[d]);
     for (uint32_t l = 0; l < hp.n_layer; ++l) {
-        buffer_->place(k_[l]);
-        buffer_->place(v_[l]);
+        Buffer& b = *buffers_[static_cast<size_t>(placement.device_index(static_cast<int>(l)))];
+        b.place(k_[l]);
+        b.place(v_[l]);
     }
-    buffer_->clear(0);
+    for (auto& b : buffers_)
+        if (b) b->clear(0);
 }
 
-void KvCache::move_cells(uint32_t from, uint32_t to, uint32_t n) {
-    if (!buffer_->backend().is_host()) throw Error("context shift on a non-host KV cache is not supported yet");
-    for (auto* set : {&k_, &v_})
-        for (auto& t : *set) {
-            auto* base = static_cast<uint8_t*>(t.data);
-            std::memmove(base + to * t.nb[1], base + from * t.nb[1], n * t.nb[1]);
-        }
+size_t KvCache::bytes() const {
+    size_t n = 0;
+    for (const auto& b : buffers_)
+        if (b) n += b->size();
+    return n;
+}
+
+size_t KvCache::bytes_on(size_t device_index) const {
+    return device_index < buffers_.size() && buffers_[device_index] ? buffers_[device_index]->size() : 0;
 }
 
 }  // namespace pocket

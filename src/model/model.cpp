@@ -4,9 +4,10 @@
 #include "model/hparams.hpp"
 #include "pocket/error.hpp"
 #include "pocket/tokenizer.hpp"
-#include "kernels/kernels.hpp"
 
+#include <charconv>
 #include <cstdlib>
+#include <thread>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -25,14 +26,47 @@ std::unique_ptr<Model> Model::load(const std::string& path, const ModelLoadOptio
     m->tokenizer_ = std::make_unique<Tokenizer>(Vocab::from_gguf(m->file_));
     if (m->tokenizer_->vocab().size() != m->hparams_.n_vocab)
         spdlog::warn("{}: the vocabulary has {} tokens but the model {}", path, m->tokenizer_->vocab().size(), m->hparams_.n_vocab);
-    m->arch_ = make_architecture(*m);
+    m->placement_ = plan_placement(m->file_, m->hparams_,
+                                   {options.gpu_layers, options.device, options.n_ctx ? options.n_ctx : 4096, options.n_ubatch});
+    m->arch_ = make_architecture(*m);  // requests the weights it reads, per layer
+    m->load_weights();
     spdlog::info("{}: {} with {} layers, n_embd {}, {} heads ({} kv), vocab {}", path, m->hparams_.arch, m->hparams_.n_layer,
                  m->hparams_.n_embd, m->hparams_.n_head, m->hparams_.n_head_kv, m->hparams_.n_vocab);
     return m;
 }
 
-Tensor* Model::optional_weight(const std::string& name, std::initializer_list<int64_t> shape) const {
-    if (auto it = weights_.find(name); it != weights_.end()) return &it->second;
+void Model::load_weights() {
+    const size_t n_dev = placement_.devices.size();
+    std::vector<std::vector<Tensor*>> per_device(n_dev);
+    weight_bytes_.assign(n_dev, 0);
+    for (auto& [key, t] : weights_) {
+        weight_bytes_[static_cast<size_t>(key.device)] += t.nbytes();
+        if (!key.input) per_device[static_cast<size_t>(key.device)].push_back(&t);  // the lookup reads the file's layout
+    }
+    WeightLoadOptions lo;
+    lo.repack = options_.repack;
+    lo.n_threads = options_.n_threads > 0 ? options_.n_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    for (size_t d = 0; d < n_dev; ++d) {
+        Device& dev = *placement_.devices[d];
+        if (options_.progress) lo.progress = [&](size_t done, size_t total) { options_.progress(dev.name(), done, total); };
+        for (auto& b : dev.load_weights(per_device[d], lo)) weight_buffers_.push_back(std::move(b));
+    }
+    loaded_ = true;
+}
+
+size_t Model::weight_bytes_on(size_t device_index) const {
+    return device_index < weight_bytes_.size() ? weight_bytes_[device_index] : 0;
+}
+
+Tensor* Model::optional_weight(const std::string& name, std::initializer_list<int64_t> shape, int layer) const {
+    if (layer == kLayerFromName) {
+        layer = -1;
+        if (name.rfind("blk.", 0) == 0) std::from_chars(name.data() + 4, name.data() + name.size(), layer);
+        else if (name.rfind("output", 0) == 0) layer = static_cast<int>(hparams_.n_layer);
+    }
+    const WeightKey key{name, placement_.device_index(layer), layer < 0};
+    if (auto it = weights_.find(key); it != weights_.end()) return &it->second;
+    if (loaded_) throw Error("{}: weight '{}' requested after the model was loaded", file_.path(), name);
     const GgufTensorInfo* info = file_.find_tensor(name);
     if (!info) return nullptr;
     std::array<int64_t, 4> want{1, 1, 1, 1};
@@ -42,31 +76,12 @@ Tensor* Model::optional_weight(const std::string& name, std::initializer_list<in
         auto text = [](const std::array<int64_t, 4>& ne) { return fmt::format("[{}, {}, {}, {}]", ne[0], ne[1], ne[2], ne[3]); };
         throw Error("{}: tensor '{}' has shape {}, expected {}", file_.path(), name, text(info->ne), text(want));
     }
-    auto [it, _] = weights_.emplace(name, tensor_from_gguf(*info));
+    auto [it, _] = weights_.emplace(key, tensor_from_gguf(*info));
     return &it->second;
 }
 
-void Model::pack_for_cpu(Tensor& w) const {
-    if (!options_.repack || w.packed || !w.data || w.ne[2] != 1 || w.ne[3] != 1) return;
-    // Only where a SIMD kernel reads the packed layout: the scalar one gains nothing.
-    const kernels::Isa isa = kernels::active_isa();
-    if (isa != kernels::Isa::avx2 && isa != kernels::Isa::avx512) return;
-    const kernels::RepackKernels* rk = kernels::repack_kernels(w.type);
-    if (!rk || w.ne[1] % rk->rows_per_group != 0) return;
-    const auto owned = weights_.find(w.get_name());
-    if (owned == weights_.end() || &owned->second != &w) return;  // not one of this model's weights
-    const size_t bytes = rk->packed_bytes(w.ne[1], w.ne[0]);
-    void* raw = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (!raw) throw Error("{}: out of memory repacking '{}' ({} bytes)", file_.path(), w.get_name(), bytes);
-    packed_.emplace_back(raw);
-    rk->pack(w.data, w.nb[1], w.ne[1], w.ne[0], raw);
-    w.packed = raw;
-}
-
-void Model::FreeDeleter::operator()(void* p) const { std::free(p); }
-
-Tensor* Model::weight(const std::string& name, std::initializer_list<int64_t> shape) const {
-    Tensor* t = optional_weight(name, shape);
+Tensor* Model::weight(const std::string& name, std::initializer_list<int64_t> shape, int layer) const {
+    Tensor* t = optional_weight(name, shape, layer);
     if (!t) throw Error("{}: missing tensor '{}'", file_.path(), name);
     return t;
 }

@@ -2,9 +2,10 @@
 // One pool run per compute: all threads walk the node list together, each doing its rows of
 // a node, with a barrier between nodes.
 #include "backend/cpu/convert.hpp"
+#include "backend/cpu/cpu_device.hpp"
 #include "backend/cpu/ops.hpp"
 #include "backend/cpu/thread_pool.hpp"
-#include "pocket/backend.hpp"
+#include "pocket/device.hpp"
 #include "pocket/error.hpp"
 
 #include <array>
@@ -17,21 +18,6 @@ namespace pocket {
 namespace {
 
 using cpu::OpContext;
-
-class HostBuffer final : public Buffer {
-public:
-    HostBuffer(Backend& backend, size_t size)
-        : Buffer(backend, allocate(size), size) {}
-    ~HostBuffer() override { std::free(data()); }
-
-private:
-    static void* allocate(size_t size) {
-        const size_t rounded = (std::max<size_t>(size, 1) + Buffer::kAlign - 1) / Buffer::kAlign * Buffer::kAlign;
-        void* p = std::aligned_alloc(Buffer::kAlign, rounded);
-        if (!p) throw Error("cpu backend: cannot allocate {} bytes", size);
-        return p;
-    }
-};
 
 using OpFn = void (*)(const OpContext&, Tensor&);
 using WorkFn = size_t (*)(const Tensor&, int);
@@ -74,17 +60,18 @@ public:
     explicit CpuBackend(const CpuBackendOptions& options)
         : pool_(options.n_threads), min_parallel_cost_(options.min_parallel_cost) {}
 
-    std::string_view name() const override { return "CPU"; }
-    bool is_host() const override { return true; }
+    Device& device() const override { return cpu_device(); }
     bool can_access(const Tensor& t) const override {
         const Tensor* b = t.base();
-        return !b->buffer || b->buffer->backend().is_host();
+        return !b->buffer || b->buffer->device().is_host();
     }
-
-    std::unique_ptr<Buffer> alloc_buffer(size_t bytes) override { return std::make_unique<HostBuffer>(*this, bytes); }
 
     bool supports_op(const Tensor& node) const override {
         if (op_is_view(node.op)) return true;
+        // Weights in this device's own layout are read by the matrix product alone.
+        for (int slot = 0; slot < kMaxSrc; ++slot)
+            if (const Tensor* s = node.src[slot]; s && s->base()->buffer && !s->base()->buffer->plain_layout())
+                if (node.op != Op::mul_mat || slot != 0 || !cpu::repacked(*s)) return false;
         const Tensor* a = node.src[0];
         switch (node.op) {
             case Op::get_rows: return cpu::to_f32_fn(a->type) && a->nb[0] == a->type_info().block_bytes;
@@ -128,20 +115,6 @@ public:
             errors_.message.clear();
             throw Error("cpu backend: {}", message);
         }
-    }
-
-    void set_tensor(Tensor& t, const void* src, size_t offset, size_t size) override {
-        std::memcpy(static_cast<uint8_t*>(t.data) + offset, src, size);
-    }
-    void get_tensor(const Tensor& t, void* dst, size_t offset, size_t size) override {
-        std::memcpy(dst, static_cast<const uint8_t*>(t.data) + offset, size);
-    }
-    void memset(void* ptr, uint8_t value, size_t size) override { std::memset(ptr, value, size); }
-    void copy_from(Backend& from, const Tensor& src, Tensor& dst) override {
-        if (from.is_host())
-            std::memcpy(dst.data, src.data, src.nbytes());
-        else
-            from.get_tensor(src, dst.data, 0, src.nbytes());
     }
 
 private:

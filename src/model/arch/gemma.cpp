@@ -28,6 +28,7 @@ public:
         const HParams& hp = hp_;
         const int64_t d = hp.n_embd, q = hp.n_head * hp.head_dim_k, kv = hp.n_embd_k_gqa(), vv = hp.n_embd_v_gqa();
         tok_embd_ = m.weight("token_embd.weight", {d, hp.n_vocab});
+        output_ = m.weight("token_embd.weight", {d, hp.n_vocab}, static_cast<int>(hp.n_layer));  // tied: the output layer's copy
         for (uint32_t l = 0; l < hp.n_layer; ++l) {
             const std::string b = "blk." + std::to_string(l) + ".";
             layers_.push_back({m.weight(b + "attn_norm.weight", {d}), m.weight(b + "attn_q.weight", {d, q}),
@@ -55,12 +56,13 @@ public:
         }
         g.set_layer(static_cast<int>(hp.n_layer));
         x = output_rows(g, in, x);
-        return g.mul_mat(tok_embd_, g.mul(g.rms_norm(x, hp.norm_eps), output_norm_));  // tied
+        return g.mul_mat(output_, g.mul(g.rms_norm(x, hp.norm_eps), output_norm_));
     }
 
 private:
     HParams hp_;
     Tensor* tok_embd_;     // [n_embd, n_vocab]
+    Tensor* output_;       // [n_embd, n_vocab]: token_embd.weight again, on the output's device
     std::vector<GemmaLayer> layers_;
     Tensor* output_norm_;  // [n_embd]
 };

@@ -19,6 +19,7 @@ struct LlamaLayer {
     Tensor* w_gate;     // [n_embd, n_ff]
     Tensor* w_up;       // [n_embd, n_ff]
     Tensor* w_down;     // [n_ff, n_embd]
+    Tensor* rope_freqs; // [n_rot / 2] or null: the model's one rope_freqs, on this layer's device
 };
 
 class Llama final : public Architecture {
@@ -33,12 +34,12 @@ public:
                                m.weight(b + "attn_k.weight", {d, kv}), m.weight(b + "attn_v.weight", {d, vv}),
                                m.weight(b + "attn_output.weight", {hp.n_head * hp.head_dim_v, d}),
                                m.weight(b + "ffn_norm.weight", {d}), m.weight(b + "ffn_gate.weight", {d, hp.n_ff}),
-                               m.weight(b + "ffn_up.weight", {d, hp.n_ff}), m.weight(b + "ffn_down.weight", {hp.n_ff, d})});
+                               m.weight(b + "ffn_up.weight", {d, hp.n_ff}), m.weight(b + "ffn_down.weight", {hp.n_ff, d}),
+                               m.optional_weight("rope_freqs.weight", {hp.n_rot / 2}, static_cast<int>(l))});
         }
         output_norm_ = m.weight("output_norm.weight", {d});
         output_ = m.optional_weight("output.weight", {d, hp.n_vocab});
-        if (!output_) output_ = tok_embd_;  // tied embeddings
-        rope_freqs_ = m.optional_weight("rope_freqs.weight", {hp.n_rot / 2});
+        if (!output_) output_ = m.weight("token_embd.weight", {d, hp.n_vocab}, static_cast<int>(hp.n_layer));  // tied: the output layer's copy
     }
 
     Tensor* build(Graph& g, const ForwardInputs& in) const override {
@@ -49,8 +50,8 @@ public:
             g.set_layer(static_cast<int>(l));
             // attention
             Tensor* h = g.mul(g.rms_norm(x, hp.norm_eps), w.attn_norm);
-            Tensor* q = g.rope(split_heads(g, g.mul_mat(w.wq, h), hp.head_dim_k), in.pos, hp.rope, rope_freqs_);
-            Tensor* k = g.rope(split_heads(g, g.mul_mat(w.wk, h), hp.head_dim_k), in.pos, hp.rope, rope_freqs_);
+            Tensor* q = g.rope(split_heads(g, g.mul_mat(w.wq, h), hp.head_dim_k), in.pos, hp.rope, w.rope_freqs);
+            Tensor* k = g.rope(split_heads(g, g.mul_mat(w.wk, h), hp.head_dim_k), in.pos, hp.rope, w.rope_freqs);
             Tensor* v = g.mul_mat(w.wv, h);
             x = g.add(x, g.mul_mat(w.wo, attention(g, in, l, q, k, v)));
             // feed-forward
@@ -62,7 +63,7 @@ public:
         return g.mul_mat(output_, g.mul(g.rms_norm(x, hp.norm_eps), output_norm_));  // [n_vocab, n_out]
     }
 
-    Tensor* rope_freq_factors() const override { return rope_freqs_; }
+    Tensor* rope_freq_factors(uint32_t layer) const override { return layers_[layer].rope_freqs; }
 
 private:
     HParams hp_;
@@ -70,7 +71,6 @@ private:
     std::vector<LlamaLayer> layers_;
     Tensor* output_norm_;  // [n_embd]
     Tensor* output_;       // [n_embd, n_vocab]
-    Tensor* rope_freqs_;   // [n_rot / 2] or null
 };
 
 }  // namespace

@@ -32,7 +32,7 @@ public:
         }
         output_norm_ = m.weight("output_norm.weight", {d});
         output_ = m.optional_weight("output.weight", {d, hp.n_vocab});
-        if (!output_) output_ = tok_embd_;
+        if (!output_) output_ = m.weight("token_embd.weight", {d, hp.n_vocab}, static_cast<int>(hp.n_layer));  // tied: the output layer's copy
     }
 
     Tensor* build(Graph& g, const ForwardInputs& in) const override {

@@ -4,6 +4,7 @@
 // computes every activation row for its weight rows, with vec_dot for one activation row
 // and gemm for several. Each output element is computed by exactly one thread by a kernel
 // whose result does not depend on the split: bitwise identical for any thread count.
+#include "backend/cpu/cpu_device.hpp"
 #include "backend/cpu/ops.hpp"
 #include "kernels/kernels.hpp"
 
@@ -88,8 +89,8 @@ void op_mul_mat(const OpContext& ctx, Tensor& dst) {
     const auto [t0, t1] = ctx.range((w.ne[1] + kTile - 1) / kTile);
     const int64_t i0 = t0 * kTile, i1 = std::min(t1 * kTile, w.ne[1]);
     if (i0 >= i1) return;
-    // A weight the model repacked (Tensor::packed: 2-D, rows a multiple of the group).
-    const kernels::RepackKernels* packed = w.packed ? kernels::repack_kernels(w.type) : nullptr;
+    // A weight the CPU device repacked at load (2-D, rows a multiple of the group).
+    const kernels::RepackKernels* packed = repacked(w);
     static_assert(kTile % 8 == 0, "tiles hold whole groups of packed rows");
     const int64_t r2 = x.ne[2] / w.ne[2];
     const int64_t r3 = x.ne[3] / w.ne[3];
@@ -101,7 +102,7 @@ void op_mul_mat(const OpContext& ctx, Tensor& dst) {
             const size_t c_stride = dst.nb[1] / sizeof(float);
             if (packed) {  // whole groups of rows: i0 is a multiple of kTile, i1 - i0 of the group
                 const size_t group_bytes = packed->packed_bytes(packed->rows_per_group, n);
-                packed->gemm(n, static_cast<const uint8_t*>(w.packed) + static_cast<size_t>(i0 / packed->rows_per_group) * group_bytes,
+                packed->gemm(n, static_cast<const uint8_t*>(w.data) + static_cast<size_t>(i0 / packed->rows_per_group) * group_bytes,
                              i1 - i0, ap, a_row, m, out, c_stride);
             } else if (m == 1) {
                 for (int64_t i = 0; i < i1 - i0; ++i) k.vec_dot(n, out + i, wp + i * w.nb[1], ap);

@@ -1,0 +1,102 @@
+// The device registry, and the default way a device takes a model's weights.
+#include "backend/cpu/cpu_device.hpp"
+#include "pocket/device.hpp"
+#include "pocket/error.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+namespace pocket {
+
+namespace {
+
+bool same_name(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           });
+}
+
+struct Registry {
+    std::mutex mutex;
+    std::vector<std::unique_ptr<Device>> devices;
+
+    Registry() {
+        devices.push_back(cpu::make_cpu_device());
+        // GPU backends compiled into this binary register their devices here.
+        // Debugging: POCKET_TEST_DEVICE=1 (or a size in MiB) adds the copy-through device.
+        if (const char* v = std::getenv("POCKET_TEST_DEVICE"); v && *v && std::string_view(v) != "0") {
+            const long mib = std::strtol(v, nullptr, 10);
+            devices.push_back(make_copy_through_device("TEST0", mib > 1 ? static_cast<size_t>(mib) << 20 : size_t{4} << 30));
+        }
+    }
+};
+
+Registry& registry() {
+    static Registry r;
+    return r;
+}
+
+}  // namespace
+
+std::vector<Device*> devices() {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    std::vector<Device*> out;
+    for (auto& d : r.devices) out.push_back(d.get());
+    return out;
+}
+
+Device& cpu_device() { return *devices().front(); }
+
+std::vector<Device*> gpu_devices() {
+    std::vector<Device*> out;
+    for (Device* d : devices())
+        if (!d->is_host()) out.push_back(d);
+    return out;
+}
+
+Device& find_device(std::string_view name) {
+    std::string names;
+    for (Device* d : devices()) {
+        if (same_name(d->name(), name)) return *d;
+        names += (names.empty() ? "" : ", ") + std::string(d->name());
+    }
+    throw Error("unknown device '{}' (available: {})", name, names);
+}
+
+void register_device(std::unique_ptr<Device> device) {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    for (auto& d : r.devices)
+        if (same_name(d->name(), device->name())) throw Error("device '{}' is already registered", device->name());
+    r.devices.push_back(std::move(device));
+}
+
+void unregister_device(std::string_view name) {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    std::erase_if(r.devices, [&](const auto& d) { return !d->is_host() && same_name(d->name(), name); });
+}
+
+std::vector<std::unique_ptr<Buffer>> Device::load_weights(std::span<Tensor* const> weights, const WeightLoadOptions& options) {
+    std::vector<std::unique_ptr<Buffer>> out;
+    if (weights.empty()) return out;
+    size_t total = 0;
+    for (const Tensor* w : weights) total += (w->nbytes() + Buffer::kAlign - 1) / Buffer::kAlign * Buffer::kAlign;
+    auto buffer = alloc_buffer(total);
+    size_t done = 0;
+    for (Tensor* w : weights) {
+        const void* host = w->data;
+        const size_t n = w->nbytes();
+        buffer->place(*w);
+        buffer->write(w->data, host, n);
+        done += n;
+        if (options.progress) options.progress(done, total);
+    }
+    out.push_back(std::move(buffer));
+    return out;
+}
+
+}  // namespace pocket
