@@ -56,13 +56,13 @@ struct ModelLoadOptions {
     bool use_mmap = true;
     bool mlock = false;
     bool repack = true;  // --no-repack: every weight keeps the file's layout
-    GpuLayers gpu_layers;     // -ngl: default auto (all that fit on the first GPU; none without one)
-    std::string device;       // -dev: the GPU to use; empty: the first
+    GpuLayers gpu_layers{};   // -ngl: default auto (all that fit on the first GPU; none without one)
+    std::string device{};     // -dev: the GPU to use; empty: the first
     uint32_t n_ctx = 4096;    // -c, for -ngl auto's estimate of the KV cache
     uint32_t n_ubatch = 512;  // -ub, for -ngl auto's estimate of the compute arena
     int n_threads = 0;        // threads preparing the weights' layouts (0: all hardware threads)
     // Called as weights reach a device: (device name, bytes done, bytes in all).
-    std::function<void(std::string_view device, size_t done, size_t total)> progress;
+    std::function<void(std::string_view device, size_t done, size_t total)> progress{};
 };
 
 class Model {
