@@ -58,7 +58,7 @@ struct ModelLoadOptions {
     bool repack = true;  // --no-repack: every weight keeps the file's layout
     GpuLayers gpu_layers{};   // -ngl: default auto (all that fit on the first GPU; none without one)
     std::string device{};     // -dev: the GPU to use; empty: the first
-    uint32_t n_ctx = 4096;    // -c, for -ngl auto's estimate of the KV cache
+    uint32_t n_ctx = 0;       // -c, for -ngl auto's estimate of the KV cache (0: as Context's default)
     uint32_t n_ubatch = 512;  // -ub, for -ngl auto's estimate of the compute arena
     int n_threads = 0;        // threads preparing the weights' layouts (0: all hardware threads)
     // Called as weights reach a device: (device name, bytes done, bytes in all).

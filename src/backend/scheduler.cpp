@@ -149,7 +149,8 @@ void Scheduler::State::allocate(Graph& g) {
     n_copies = 0;
 
     const std::vector<Tensor*> nodes(g.nodes().begin(), g.nodes().end());
-    const auto all = g.tensors();
+    // A snapshot: the copies added below grow the graph's own list.
+    const std::vector<Tensor*> all(g.tensors().begin(), g.tensors().end());
     auto owned = [&](const Tensor* t) {
         return t->index >= 0 && static_cast<size_t>(t->index) < all.size() && all[t->index] == t;
     };

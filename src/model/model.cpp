@@ -26,8 +26,9 @@ std::unique_ptr<Model> Model::load(const std::string& path, const ModelLoadOptio
     m->tokenizer_ = std::make_unique<Tokenizer>(Vocab::from_gguf(m->file_));
     if (m->tokenizer_->vocab().size() != m->hparams_.n_vocab)
         spdlog::warn("{}: the vocabulary has {} tokens but the model {}", path, m->tokenizer_->vocab().size(), m->hparams_.n_vocab);
-    m->placement_ = plan_placement(m->file_, m->hparams_,
-                                   {options.gpu_layers, options.device, options.n_ctx ? options.n_ctx : 4096, options.n_ubatch});
+    // The context a Context would make by default: the model's, at most 4096.
+    const uint32_t n_ctx = options.n_ctx ? options.n_ctx : std::min<uint32_t>(m->hparams_.n_ctx_train ? m->hparams_.n_ctx_train : 4096, 4096);
+    m->placement_ = plan_placement(m->file_, m->hparams_, {options.gpu_layers, options.device, n_ctx, options.n_ubatch});
     m->arch_ = make_architecture(*m);  // requests the weights it reads, per layer
     m->load_weights();
     spdlog::info("{}: {} with {} layers, n_embd {}, {} heads ({} kv), vocab {}", path, m->hparams_.arch, m->hparams_.n_layer,

@@ -40,8 +40,18 @@ double seconds(std::chrono::steady_clock::time_point t0) {
 std::vector<BenchResult> run_bench(const BenchOptions& o) {
     std::vector<BenchResult> results;
     std::mt19937 rng(42);
-    for (const auto& path : o.models) {
-        auto model = Model::load(path);
+    for (const auto& path : o.models)
+      for (const std::string& ngl : o.n_gpu_layers) {
+        ModelLoadOptions load;
+        load.gpu_layers = GpuLayers::parse(ngl);
+        load.device = o.device;
+        load.repack = o.repack;
+        load.n_ubatch = static_cast<uint32_t>(o.n_ubatch);
+        auto model = Model::load(path, load);
+        if (!model->placement().warning.empty() && &ngl == &o.n_gpu_layers.front())
+            fmt::print(stderr, "warning: {}\n", model->placement().warning);
+        std::string backends;
+        for (const Device* d : model->placement().devices) backends += (backends.empty() ? "" : ",") + std::string(d->name());
         const uint32_t n_vocab = model->hparams().n_vocab;
         for (int threads : o.threads) {
             struct Test { int pp, tg; };
@@ -55,6 +65,8 @@ std::vector<BenchResult> run_bench(const BenchOptions& o) {
                 r.model_size = model->weight_bytes();
                 r.model_n_params = model->n_params();
                 r.isa = kernels::isa_name(kernels::active_isa());
+                r.backends = backends;
+                r.n_gpu_layers = static_cast<int>(model->placement().n_gpu_layers);
                 r.n_threads = threads;
                 r.n_prompt = t.pp;
                 r.n_gen = t.tg;
@@ -89,7 +101,7 @@ std::vector<BenchResult> run_bench(const BenchOptions& o) {
                 results.push_back(std::move(r));
             }
         }
-    }
+      }
     return results;
 }
 
@@ -103,25 +115,26 @@ void print_bench(const std::vector<BenchResult>& results, const std::string& for
             for (size_t k = 0; k < r.samples_ts.size(); ++k) samples += fmt::format("{}{:.6f}", k ? ", " : "", r.samples_ts[k]);
             out << fmt::format(
                 "  {{\"model_filename\": \"{}\", \"model_type\": \"{}\", \"model_size\": {}, \"model_n_params\": {}, "
-                "\"backends\": \"CPU\", \"cpu_isa\": \"{}\", \"n_threads\": {}, \"n_batch\": {}, \"n_ubatch\": {}, "
+                "\"backends\": \"{}\", \"n_gpu_layers\": {}, \"cpu_isa\": \"{}\", \"n_threads\": {}, \"n_batch\": {}, \"n_ubatch\": {}, "
                 "\"n_prompt\": {}, \"n_gen\": {}, \"avg_ts\": {:.6f}, \"stddev_ts\": {:.6f}, \"samples_ts\": [{}]}}{}\n",
-                r.model_filename, r.model_type, r.model_size, r.model_n_params, r.isa, r.n_threads, r.n_batch, r.n_ubatch,
+                r.model_filename, r.model_type, r.model_size, r.model_n_params, r.backends, r.n_gpu_layers, r.isa, r.n_threads, r.n_batch, r.n_ubatch,
                 r.n_prompt, r.n_gen, r.avg_ts, r.stddev_ts, samples, i + 1 < results.size() ? "," : "");
         }
         out << "]\n";
     } else if (format == "csv") {
-        out << "model_filename,model_type,model_size,model_n_params,cpu_isa,n_threads,n_prompt,n_gen,avg_ts,stddev_ts\n";
+        out << "model_filename,model_type,model_size,model_n_params,backends,n_gpu_layers,cpu_isa,n_threads,n_prompt,n_gen,avg_ts,stddev_ts\n";
         for (const auto& r : results)
-            out << fmt::format("\"{}\",\"{}\",{},{},{},{},{},{},{:.6f},{:.6f}\n", r.model_filename, r.model_type, r.model_size,
-                               r.model_n_params, r.isa, r.n_threads, r.n_prompt, r.n_gen, r.avg_ts, r.stddev_ts);
+            out << fmt::format("\"{}\",\"{}\",{},{},\"{}\",{},{},{},{},{},{:.6f},{:.6f}\n", r.model_filename, r.model_type, r.model_size,
+                               r.model_n_params, r.backends, r.n_gpu_layers, r.isa, r.n_threads, r.n_prompt, r.n_gen, r.avg_ts, r.stddev_ts);
     } else {
-        out << "| model | size | params | backend | isa | threads | test | t/s |\n";
-        out << "| --- | ---: | ---: | --- | --- | ---: | ---: | ---: |\n";
+        out << "| model | size | params | backend | ngl | isa | threads | test | t/s |\n";
+        out << "| --- | ---: | ---: | --- | ---: | --- | ---: | ---: | ---: |\n";
         for (const auto& r : results)
-            out << fmt::format("| {} | {:.2f} MiB | {:.2f} {} | CPU | {} | {} | {} | {:.2f} ± {:.2f} |\n", r.model_type,
+            out << fmt::format("| {} | {:.2f} MiB | {:.2f} {} | {} | {} | {} | {} | {} | {:.2f} ± {:.2f} |\n", r.model_type,
                                static_cast<double>(r.model_size) / (1024.0 * 1024.0),
                                r.model_n_params >= 1000000000 ? static_cast<double>(r.model_n_params) / 1e9 : static_cast<double>(r.model_n_params) / 1e6,
-                               r.model_n_params >= 1000000000 ? "B" : "M", r.isa, r.n_threads, test_name(r), r.avg_ts, r.stddev_ts);
+                               r.model_n_params >= 1000000000 ? "B" : "M", r.backends, r.n_gpu_layers, r.isa, r.n_threads, test_name(r),
+                               r.avg_ts, r.stddev_ts);
     }
 }
 

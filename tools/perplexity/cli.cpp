@@ -1,5 +1,6 @@
 // `perplexity`: llama-perplexity's flags and output. This file only parses and prints.
 #include "../common/argv_aliases.hpp"
+#include "../common/devices.hpp"
 #include "perplexity.hpp"
 #include "pocket/error.hpp"
 
@@ -19,7 +20,8 @@ int main(int argc, char** argv) {
     pocket::tools::PerplexityOptions o;
     pocket::ContextOptions c;
     bool kl = false, json = false, no_mmap = false, verbose = false;
-    int ngl = 0;
+    std::string ngl = "auto", device;
+    bool no_repack = false, list_devices = false;
     app.add_option("-m,--model", model_path, "model file")->required();
     app.add_option("-f,--file", text_path, "text file")->required()->check(CLI::ExistingFile);
     app.add_option("-c,--ctx-size", o.n_ctx, "tokens per chunk")->capture_default_str();
@@ -33,10 +35,19 @@ int main(int argc, char** argv) {
     app.add_flag("--kl-divergence", kl, "compare with the base file: KL divergence, delta-p, same top token");
     app.add_flag("--json", json, "print the final figures as JSON on stdout");
     app.add_flag("--no-mmap", no_mmap, "read the model into memory");
-    app.add_option("--n-gpu-layers", ngl, "layers on the GPU (-ngl; no GPU backend yet)");
+    app.add_option("--n-gpu-layers", ngl, "layers on the GPU: N, all or auto (-ngl; default auto)");
+    app.add_option("--device", device, "the GPU to use (-dev; see --list-devices)");
+    app.add_flag("--list-devices", list_devices, "print the available devices and exit");
+    app.add_flag("--no-repack", no_repack, "keep every weight in the file's layout");
     app.add_flag("-v,--verbose", verbose, "log to stderr");
     pocket::tools::AliasedArgs args(argc, argv, {{"-ngl", "--n-gpu-layers"}, {"-ub", "--ubatch-size"},
-                                                 {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}});
+                                                 {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"},
+                                                 {"-dev", "--device"}});
+    for (int i = 1; i < argc; ++i)  // before the required flags are checked, as llama.cpp does
+        if (std::string_view(argv[i]) == "--list-devices") {
+            std::cout << pocket::tools::device_list();
+            return 0;
+        }
     CLI11_PARSE(app, args.argc(), args.argv());
     spdlog::set_default_logger(spdlog::stderr_color_st("pocket"));
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
@@ -57,8 +68,18 @@ int main(int argc, char** argv) {
         if (o.n_chunks > 0) o.n_seq = std::min(o.n_seq, static_cast<uint32_t>(o.n_chunks));
         c.n_ctx = o.n_seq * o.n_ctx;
         c.n_batch = std::max(c.n_batch, o.n_ctx);
-        auto model = pocket::Model::load(model_path, {.use_mmap = !no_mmap});
+        pocket::ModelLoadOptions load;
+        load.use_mmap = !no_mmap;
+        load.repack = !no_repack;
+        load.gpu_layers = pocket::GpuLayers::parse(ngl);
+        load.device = device;
+        load.n_ctx = c.n_ctx;
+        load.n_ubatch = c.n_ubatch;
+        load.n_threads = c.n_threads;
+        load.progress = pocket::tools::load_progress(stderr);
+        auto model = pocket::Model::load(model_path, load);
         pocket::Context ctx(*model, c);
+        pocket::tools::report_placement(*model, ctx, stderr);
         std::ifstream in(text_path, std::ios::binary);
         std::stringstream ss;
         ss << in.rdbuf();

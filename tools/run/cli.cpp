@@ -1,5 +1,6 @@
 // `run`: generate text with a model. llama.cpp's flags; this file only parses them.
 #include "../common/argv_aliases.hpp"
+#include "../common/devices.hpp"
 #include "pocket/error.hpp"
 #include "run_options.hpp"
 
@@ -28,12 +29,16 @@ int main(int argc, char** argv) {
     int64_t seed = -1;
     int threads = 0;
     std::string ctk = "f16", ctv = "f16";
-    bool no_mmap = false;
+    bool no_mmap = false, no_repack = false, list_devices = false;
 
     app.add_option("-m,--model", o.model, "model file (default: the bundled models/stories260K.gguf)")->group("Model");
     app.add_flag("--no-mmap", no_mmap, "read the model into memory instead of mapping it")->group("Model");
     app.add_flag("--mlock", o.load.mlock, "keep the model in RAM (mlock)")->group("Model");
-    app.add_option("--n-gpu-layers,--gpu-layers", o.n_gpu_layers, "layers to put on the GPU (-ngl)")->group("Model");
+    app.add_option("--n-gpu-layers,--gpu-layers", o.n_gpu_layers, "layers on the GPU: N, all or auto (-ngl; default auto)")
+        ->group("Model");
+    app.add_option("--device", o.load.device, "the GPU to use (-dev; see --list-devices)")->group("Model");
+    app.add_flag("--list-devices", list_devices, "print the available devices and exit")->group("Model");
+    app.add_flag("--no-repack", no_repack, "keep every weight in the file's layout")->group("Model");
 
     app.add_option("-p,--prompt", o.prompt, "prompt (default: \"Once upon a time\")")->group("Prompt");
     app.add_option("-f,--file", o.prompt_file, "read the prompt from a file")->group("Prompt")->check(CLI::ExistingFile);
@@ -77,13 +82,23 @@ int main(int argc, char** argv) {
 
     pocket::tools::AliasedArgs args(argc, argv, {{"-ngl", "--n-gpu-layers"}, {"-ub", "--ubatch-size"},
                                                  {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"},
-                                                 {"-cnv", "--conversation"}, {"-sys", "--system-prompt"}});
+                                                 {"-cnv", "--conversation"}, {"-sys", "--system-prompt"},
+                                                 {"-dev", "--device"}});
     CLI11_PARSE(app, args.argc(), args.argv());
     auto logger = spdlog::stderr_color_st("pocket");
     spdlog::set_default_logger(logger);
     spdlog::set_level(o.verbose ? spdlog::level::debug : spdlog::level::warn);
     try {
+        if (list_devices) {
+            std::cout << pocket::tools::device_list();
+            return 0;
+        }
         o.load.use_mmap = !no_mmap;
+        o.load.repack = !no_repack;
+        o.load.gpu_layers = pocket::GpuLayers::parse(o.n_gpu_layers);
+        o.load.n_ctx = o.context.n_ctx;
+        o.load.n_ubatch = o.context.n_ubatch;
+        o.load.n_threads = threads;
         o.context.n_threads = threads;
         o.context.type_k = cache_type(ctk);
         o.context.type_v = cache_type(ctv);

@@ -1,6 +1,7 @@
 #include "pocket/chat_template.hpp"
 #include "pocket/error.hpp"
 #include "pocket/tokenizer.hpp"
+#include "../common/devices.hpp"
 #include "run_options.hpp"
 
 #include <fmt/format.h>
@@ -101,8 +102,9 @@ int run_render_chat(const RunOptions& o, std::FILE* out) {
 int run_generation(const RunOptions& o, std::FILE* out, std::FILE* log) {
     const auto t_start = Clock::now();
     const std::string path = o.model.empty() ? bundled_model_path() : o.model;
-    if (o.n_gpu_layers > 0) spdlog::warn("-ngl {}: no GPU backend in this build; running on the CPU", o.n_gpu_layers);
-    auto model = Model::load(path, o.load);
+    ModelLoadOptions load = o.load;
+    load.progress = load_progress(log);
+    auto model = Model::load(path, load);
     Context ctx(*model, o.context);
     const Tokenizer& tok = model->tokenizer();
     const double load_ms = ms_since(t_start);
@@ -113,6 +115,7 @@ int run_generation(const RunOptions& o, std::FILE* out, std::FILE* log) {
     if (tokens.empty()) throw Error("the prompt is empty and the model adds no BOS token");
     if (tokens.size() >= ctx.n_ctx())
         throw Error("the prompt is {} tokens long, but the context holds {} (raise -c, or shorten the prompt)", tokens.size(), ctx.n_ctx());
+    report_placement(*model, ctx, log);  // after the input checks: an error stays one line
 
     const bool tty = ::isatty(::fileno(out));
     const bool color = o.color && tty;

@@ -3,6 +3,7 @@
 #include "chat_session.hpp"
 #include "pocket/error.hpp"
 #include "pocket/tokenizer.hpp"
+#include "../common/devices.hpp"
 #include "run_options.hpp"
 
 #include <fmt/format.h>
@@ -68,8 +69,11 @@ std::optional<std::string> read_message(bool tty) {
 
 int run_interactive(const RunOptions& o, std::FILE* out, std::FILE* log) {
     const std::string path = o.model.empty() ? bundled_model_path() : o.model;
-    auto model = Model::load(path, o.load);
+    ModelLoadOptions load = o.load;
+    load.progress = load_progress(log);
+    auto model = Model::load(path, load);
     Context ctx(*model, o.context);
+    report_placement(*model, ctx, log);
     ChatTemplate tmpl = chat_template_for(model->file(), model->tokenizer().vocab(), o.chat_template);
     ChatSession session(ctx, std::move(tmpl), sampler_options(o, *model), o.chat);
 

@@ -21,8 +21,8 @@ struct RunOptions {
     bool verbose = false;           // -v
     bool display_prompt = true;     // --no-display-prompt turns it off
     bool seed_given = false;
-    int n_gpu_layers = 0;           // -ngl (no GPU backend yet: accepted, must be 0 to matter)
-    ModelLoadOptions load;          // --no-mmap, --mlock
+    std::string n_gpu_layers = "auto";  // -ngl: N, all or auto
+    ModelLoadOptions load;          // --no-mmap, --mlock, -ngl, -dev, --no-repack
     ContextOptions context;         // -c -b -ub -t -ctk -ctv
     SamplerOptions sampling;        // -s --temp --top-k ...
     bool ignore_eos = false;        // --ignore-eos: never sample an end-of-generation token
