@@ -1,4 +1,5 @@
 // End-to-end: the `run` executable on the bundled model, as a user types it.
+#include "run_tool.hpp"
 #include "shared_data.hpp"
 
 #include <gtest/gtest.h>
@@ -11,31 +12,8 @@
 
 namespace fs = std::filesystem;
 
-namespace {
-
-struct Result {
-    int status;
-    std::string out, err;
-};
-
-// Runs bin/<tool> with arguments through the shell, capturing stdout and stderr.
-Result run_tool(const std::string& tool, const std::string& args) {
-    const fs::path err_file = fs::temp_directory_path() / ("pocket-run-err-" + std::to_string(::getpid()));
-    const std::string cmd = std::string(POCKET_BIN_DIR) + "/" + tool + " " + args + " 2>" + err_file.string();
-    Result r;
-    std::FILE* p = ::popen(cmd.c_str(), "r");
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    std::ifstream e(err_file);
-    r.err.assign(std::istreambuf_iterator<char>(e), {});
-    fs::remove(err_file);
-    return r;
-}
-
-}  // namespace
+using pocket::test::Result;
+using pocket::test::run_tool;
 
 TEST(RunTool, BundledModelGreedyTellsThePublishedStory) {
     const Result r = run_tool("run", "--temp 0 -n 40");

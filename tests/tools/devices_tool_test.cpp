@@ -1,0 +1,97 @@
+// -ngl, -dev, --list-devices and --no-repack in run, perplexity and bench, as a user types
+// them. POCKET_TEST_DEVICE=1 adds the copy-through device (TEST0), which runs the CPU's
+// kernels on its own memory: any -ngl must then print the CPU's text and figures exactly.
+#include "run_tool.hpp"
+#include "shared_data.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using pocket::test::Result;
+using pocket::test::run_tool;
+
+namespace {
+
+const std::string kTestDevice = "POCKET_TEST_DEVICE=1";
+
+size_t lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+}  // namespace
+
+TEST(DevicesTool, ListDevicesPrintsEachDeviceAndExits) {
+    for (const char* tool : {"run", "perplexity", "bench"}) {
+        const Result plain = run_tool(tool, "--list-devices");
+        ASSERT_EQ(plain.status, 0) << tool << ": " << plain.err;
+        EXPECT_NE(plain.out.find("  CPU: "), std::string::npos) << plain.out;
+        EXPECT_EQ(plain.out.find("TEST0"), std::string::npos) << "the test device is never listed unless asked for";
+        const Result with = run_tool(tool, "--list-devices", kTestDevice);
+        EXPECT_NE(with.out.find("  TEST0: "), std::string::npos) << with.out;
+        EXPECT_EQ(lines(with.out), lines(plain.out) + 1);
+    }
+}
+
+TEST(DevicesTool, AnyNglGivesTheCpuTextAndSaysWhereLayersWent) {
+    const std::string args = "-s 7 --temp 0.8 -n 40 -t 2 -p 'Once upon a time, a dog'";
+    const Result cpu = run_tool("run", args + " -ngl 0");
+    ASSERT_EQ(cpu.status, 0) << cpu.err;
+    EXPECT_NE(cpu.err.find("memory: CPU: "), std::string::npos) << cpu.err;
+    for (const char* ngl : {"1", "3", "all", "auto", "99"}) {
+        const Result r = run_tool("run", args + " -ngl " + ngl, kTestDevice);
+        ASSERT_EQ(r.status, 0) << r.err;
+        EXPECT_EQ(r.out, cpu.out) << "-ngl " << ngl;
+        EXPECT_NE(r.err.find("on TEST0"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("TEST0: "), std::string::npos) << "memory line: " << r.err;
+    }
+    const Result repacked = run_tool("run", args + " -ngl 0 --no-repack");
+    EXPECT_EQ(repacked.out, cpu.out);
+}
+
+TEST(DevicesTool, NglWithoutAGpuWarnsOnceAndRuns) {
+    const Result r = run_tool("run", "-n 4 -ngl 10");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string w = "no GPU device";
+    const size_t at = r.err.find(w);
+    ASSERT_NE(at, std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(w, at + 1), std::string::npos) << "one warning: " << r.err;
+}
+
+TEST(DevicesTool, BadNglOrDeviceIsAOneLineError) {
+    for (const char* tool : {"run", "perplexity"}) {
+        const std::string model = std::string(tool) == "run" ? "" : "-m " + (pocket::test::source_dir() / "models" / "stories260K.gguf").string() +
+                                                                          " -f " + (pocket::test::source_dir() / "README.md").string();
+        const Result bad_ngl = run_tool(tool, model + " -ngl lots");
+        EXPECT_EQ(bad_ngl.status, 1) << tool;
+        EXPECT_EQ(lines(bad_ngl.err), 1u) << bad_ngl.err;
+        EXPECT_NE(bad_ngl.err.find("-ngl"), std::string::npos) << bad_ngl.err;
+        const Result bad_dev = run_tool(tool, model + " -dev Vulkan3");
+        EXPECT_EQ(bad_dev.status, 1) << tool;
+        EXPECT_EQ(lines(bad_dev.err), 1u) << bad_dev.err;
+        EXPECT_NE(bad_dev.err.find("'Vulkan3'"), std::string::npos) << bad_dev.err;
+        EXPECT_NE(bad_dev.err.find("CPU"), std::string::npos) << "lists the valid names: " << bad_dev.err;
+    }
+}
+
+TEST(DevicesTool, PerplexityOnTheDeviceEqualsTheCpu) {
+    const std::string args = "-m " + (pocket::test::source_dir() / "models" / "stories260K.gguf").string() + " -f " +
+                             (pocket::test::source_dir() / "README.md").string() + " -c 64 --chunks 3 -t 2 --json";
+    const Result cpu = run_tool("perplexity", args + " -ngl 0");
+    ASSERT_EQ(cpu.status, 0) << cpu.err;
+    const Result dev = run_tool("perplexity", args + " -ngl all -dev TEST0", kTestDevice);
+    ASSERT_EQ(dev.status, 0) << dev.err;
+    auto ppl = [](const std::string& json) { return json.substr(json.find("\"ppl\""), 40); };
+    EXPECT_EQ(ppl(dev.out), ppl(cpu.out));
+    EXPECT_NE(dev.err.find("TEST0"), std::string::npos) << dev.err;
+}
+
+TEST(DevicesTool, BenchTakesNglListsAndPrintsTheColumns) {
+    const std::string model = (pocket::test::source_dir() / "models" / "stories260K.gguf").string();
+    const Result r = run_tool("bench", "-m " + model + " -p 16 -n 4 -r 1 -t 1 -ngl 0,all", kTestDevice);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("| backend | ngl |"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("| CPU | 0 |"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("| TEST0,CPU | 6 |"), std::string::npos) << r.out;  // 5 layers and the output
+    EXPECT_EQ(lines(r.out), 2u + 4u);
+    const Result json = run_tool("bench", "-m " + model + " -p 16 -n 0 -r 1 -t 1 -ngl 2 -o json", kTestDevice);
+    EXPECT_NE(json.out.find("\"n_gpu_layers\": 2"), std::string::npos) << json.out;
+}
