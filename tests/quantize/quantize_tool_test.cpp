@@ -1,5 +1,6 @@
 // The `quantize` executable, as a user types it.
 #include "quantize_test_util.hpp"
+#include "run_tool.hpp"
 #include "shared_data.hpp"
 
 #include <gtest/gtest.h>
@@ -13,26 +14,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-    int status;
-    std::string out, err;
-};
+using pocket::test::Result;
 
-Result run_quantize(const std::string& args, const fs::path& scratch) {
-    const fs::path err_file = scratch / "stderr.txt";
-    const std::string cmd = std::string(POCKET_BIN_DIR) + "/quantize " + args + " 2>" + err_file.string();
-    Result r;
-    std::FILE* p = ::popen(cmd.c_str(), "r");
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    std::ifstream e(err_file);
-    r.err.assign(std::istreambuf_iterator<char>(e), {});
-    fs::remove(err_file);
-    return r;
-}
+Result run_quantize(const std::string& args, const fs::path& /*scratch*/) { return pocket::test::run_tool("quantize", args); }
 
 }  // namespace
 
