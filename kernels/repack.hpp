@@ -1,7 +1,11 @@
 #pragma once
-// Internal: the row-interleaved Q4_0 layout. Eight rows' blocks b sit together: their
-// scales, then their 16 nibble bytes each, so one 144-byte record holds block b of rows
-// 8g .. 8g+7 (the same bytes as the eight original blocks, reordered).
+// Internal: the row-interleaved Q4_0 layout. Eight rows' blocks b sit together in one
+// 144-byte record: their eight scales, then their nibble bytes in four chunks of 4 bytes per
+// row, qs[k][r] = row r's bytes 4k..4k+3. A 32-byte load then holds, in 32-bit lane r, four
+// consecutive elements of row r (low nibbles: elements 4k.., high: 16+4k..), so one
+// multiply-add against four activation bytes broadcast to every lane gives all eight rows'
+// partial dots in their own lanes, with no horizontal sums. The same bytes as the eight
+// original blocks, reordered.
 #include "kernels/blocks.hpp"
 #include "kernels/kernels.hpp"
 
@@ -11,7 +15,7 @@ inline constexpr int kQ4_0x8Rows = 8;
 
 struct block_q4_0x8 {
     half d[kQ4_0x8Rows];
-    uint8_t qs[kQ4_0x8Rows][kQK / 2];
+    uint8_t qs[kQK / 8][kQ4_0x8Rows][4];  // [chunk k][row r][byte i] = row r's qs[4k + i]
 };
 static_assert(sizeof(block_q4_0x8) == kQ4_0x8Rows * sizeof(block_q4_0), "repacking must not change the size");
 

@@ -22,7 +22,7 @@ void q4_0x8_pack(const void* vw, size_t w_stride, int64_t rows, int64_t n, void*
             for (int r = 0; r < kQ4_0x8Rows; ++r) {
                 const auto& in = reinterpret_cast<const block_q4_0*>(w + w_stride * static_cast<size_t>(g * kQ4_0x8Rows + r))[b];
                 out.d[r] = in.d;
-                std::memcpy(out.qs[r], in.qs, sizeof in.qs);
+                for (int k = 0; k < kQK / 8; ++k) std::memcpy(out.qs[k][r], in.qs + 4 * k, 4);
             }
         }
 }
@@ -40,8 +40,9 @@ void q4_0x8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void*
                 for (int r = 0; r < kQ4_0x8Rows; ++r) {
                     int32_t s = 0;
                     for (int k = 0; k < 16; ++k) {
-                        s += ((x.qs[r][k] & 0xF) - 8) * y[b].qs[k];
-                        s += ((x.qs[r][k] >> 4) - 8) * y[b].qs[k + 16];
+                        const uint8_t q = x.qs[k / 4][r][k % 4];
+                        s += ((q & 0xF) - 8) * y[b].qs[k];
+                        s += ((q >> 4) - 8) * y[b].qs[k + 16];
                     }
                     float& lane = acc[r][b % kBlockLanes];
                     lane = std::fma(fp16_to_f32(x.d[r]) * fp16_to_f32(y[b].d), static_cast<float>(s), lane);

@@ -552,36 +552,45 @@ void kquant_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_
 // ---------------------------------------------------------------- repacked Q4_0 (8 rows)
 
 // Rows in lanes: lane r of the result is the exact integer dot of row r's block with the
-// activation block (levels taken unsigned 0..15, the -8 applied through sum(y)).
+// activation block (levels taken unsigned 0..15, the -8 applied through sum(y)). Chunk k of
+// the record holds elements 4k..4k+3 (low nibbles) and 16+4k.. (high) of every row, one row
+// per 32-bit lane, so each multiply-add takes four activation bytes broadcast to all lanes.
 struct Q4_0x8Levels {
-    __m256i lo[4], hi[4];  // rows 2k (low 128 bits) and 2k+1 (high 128 bits)
+    __m256i lo[4], hi[4];  // chunk k: row r's four levels in lane r
 };
 
 inline void q4_0x8_levels(const block_q4_0x8& x, Q4_0x8Levels& L) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     for (int k = 0; k < 4; ++k) {
-        const __m256i q = load32(x.qs[2 * k]);
+        const __m256i q = load32(x.qs[k]);
         L.lo[k] = _mm256_and_si256(q, m4);
         L.hi[k] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
     }
 }
 
+inline __m256i broadcast4(const int8_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+
 inline __m256i q4_0x8_sums(const Q4_0x8Levels& L, const block_q8_0& y, int32_t ysum) {
-    const __m256i y0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(y.qs)));
-    const __m256i y1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(y.qs + 16)));
-    __m256i P[4];
-    for (int k = 0; k < 4; ++k) {
 #if POCKET_X86_VNNI
-        P[k] = _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), L.lo[k], y0), L.hi[k], y1);
-#else
-        P[k] = _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(L.lo[k], y0), _mm256_maddubs_epi16(L.hi[k], y1)),
-                                 _mm256_set1_epi16(1));
-#endif
+    __m256i P = _mm256_setzero_si256();
+    for (int k = 0; k < 4; ++k) {
+        P = _mm256_dpbusd_epi32(P, L.lo[k], broadcast4(y.qs + 4 * k));
+        P = _mm256_dpbusd_epi32(P, L.hi[k], broadcast4(y.qs + 16 + 4 * k));
     }
-    // lanes after the hadd tree: [r0 r2 r4 r6 | r1 r3 r5 r7]; the permute puts them in order
-    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(P[0], P[1]), _mm256_hadd_epi32(P[2], P[3]));
-    const __m256i rows = _mm256_permutevar8x32_epi32(h, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-    return _mm256_sub_epi32(rows, _mm256_set1_epi32(8 * ysum));
+#else
+    // Pairs of products in 16 bits: |15 * 128 * 2| per term, eight terms stay below 2^15.
+    __m256i S = _mm256_setzero_si256();
+    for (int k = 0; k < 4; ++k) {
+        S = _mm256_add_epi16(S, _mm256_maddubs_epi16(L.lo[k], broadcast4(y.qs + 4 * k)));
+        S = _mm256_add_epi16(S, _mm256_maddubs_epi16(L.hi[k], broadcast4(y.qs + 16 + 4 * k)));
+    }
+    const __m256i P = _mm256_madd_epi16(S, _mm256_set1_epi16(1));
+#endif
+    return _mm256_sub_epi32(P, _mm256_set1_epi32(8 * ysum));
 }
 
 // C activation rows against one group of 8 packed rows. acc[j][k] holds lane k (block

@@ -13,24 +13,47 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <sys/mman.h>
 #include <unistd.h>
 
 namespace pocket::cpu {
 
 namespace {
 
+// Large blocks come from mmap with transparent huge pages requested (THP is often in
+// "madvise" mode): streaming hundreds of MiB of weights through 4 KiB pages costs a TLB miss
+// every 4 KiB. Small blocks come from the heap.
+constexpr size_t kHugePage = size_t{2} << 20;
+
 class HostBuffer : public Buffer {
 public:
-    HostBuffer(Device& device, size_t size) : Buffer(device, allocate(size), size) {}
-    ~HostBuffer() override { std::free(data()); }
+    HostBuffer(Device& device, size_t size) : HostBuffer(device, size, allocate(size)) {}
+    ~HostBuffer() override {
+        if (mapped_) ::munmap(data(), mapped_);
+        else std::free(data());
+    }
 
 private:
-    static void* allocate(size_t size) {
+    struct Block {
+        void* ptr;
+        size_t mapped;  // bytes mapped, 0 for a heap block
+    };
+    HostBuffer(Device& device, size_t size, Block b) : Buffer(device, b.ptr, size), mapped_(b.mapped) {}
+    static Block allocate(size_t size) {
+        if (size >= 2 * kHugePage) {
+            const size_t mapped = (size + kHugePage - 1) / kHugePage * kHugePage;
+            void* p = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p != MAP_FAILED) {
+                ::madvise(p, mapped, MADV_HUGEPAGE);  // a hint: without THP the pages are just small
+                return {p, mapped};
+            }
+        }
         const size_t rounded = (std::max<size_t>(size, 1) + Buffer::kAlign - 1) / Buffer::kAlign * Buffer::kAlign;
         void* p = std::aligned_alloc(Buffer::kAlign, rounded);
         if (!p) throw Error("CPU: cannot allocate {:.1f} MiB", static_cast<double>(size) / (1 << 20));
-        return p;
+        return {p, 0};
     }
+    size_t mapped_;
 };
 
 // Weights in the CPU's own layout (plain_layout() false: never copied, read by mul_mat only).
