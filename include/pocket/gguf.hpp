@@ -117,6 +117,10 @@ public:
     uint64_t data_offset() const { return data_offset_; }
     uint64_t file_size() const { return file_size_; }
     const uint8_t* file_data() const;
+    // Tells the system that these bytes of a mapped file will not be read again soon: their
+    // pages leave this process's resident set (a later read maps them back from the file).
+    // Nothing happens for a file read into memory (--no-mmap), whose bytes must stay.
+    void release_pages(const void* data, size_t size) const;
 
     std::span<const GgufKeyValue> metadata() const { return kv_; }
     std::span<const GgufTensorInfo> tensors() const { return tensors_; }

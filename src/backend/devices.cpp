@@ -92,6 +92,7 @@ std::vector<std::unique_ptr<Buffer>> Device::load_weights(std::span<Tensor* cons
         const size_t n = w->nbytes();
         buffer->place(*w);
         buffer->write(w->data, host, n);
+        if (options.release_source) options.release_source(host, n);
         done += n;
         if (options.progress) options.progress(done, total);
     }

@@ -6,6 +6,9 @@
 #include "pocket/error.hpp"
 #include "pocket/gguf.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -249,6 +252,14 @@ GgufFile& GgufFile::operator=(GgufFile&&) noexcept = default;
 GgufFile::~GgufFile() = default;
 
 const uint8_t* GgufFile::file_data() const { return file_ ? file_->data() : nullptr; }
+
+void GgufFile::release_pages(const void* data, size_t size) const {
+    if (!file_ || !file_->is_mapped()) return;
+    const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;  // whole pages inside only
+    const auto end = (reinterpret_cast<uintptr_t>(data) + size) / page * page;
+    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
 
 const GgufValue* GgufFile::find(std::string_view key) const {
     for (const auto& kv : kv_)

@@ -7,6 +7,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <set>
 #include <thread>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -44,8 +45,16 @@ void Model::load_weights() {
         weight_bytes_[static_cast<size_t>(key.device)] += t.nbytes();
         if (!key.input) per_device[static_cast<size_t>(key.device)].push_back(&t);  // the lookup reads the file's layout
     }
+    // Bytes the embedding lookup keeps reading from the file (a tied output matrix moved to
+    // a device shares them) must stay; the rest of a moved weight's pages can go.
+    std::set<const void*> kept;
+    for (const auto& [key, t] : weights_)
+        if (key.input) kept.insert(t.data);
     WeightLoadOptions lo;
     lo.repack = options_.repack;
+    lo.release_source = [this, &kept](const void* data, size_t bytes) {
+        if (!kept.count(data)) file_.release_pages(data, bytes);
+    };
     lo.n_threads = options_.n_threads > 0 ? options_.n_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     for (size_t d = 0; d < n_dev; ++d) {
         Device& dev = *placement_.devices[d];

@@ -116,6 +116,7 @@ public:
             for (size_t i; (i = next++) < mine.size();) {
                 const Tensor& w = *mine[i];
                 repack_for(w)->pack(w.data, w.nb[1], w.ne[1], w.ne[0], base + offset[i]);
+                if (options.release_source) options.release_source(w.data, w.nbytes());
                 done += w.nbytes();
             }
         };
