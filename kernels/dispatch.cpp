@@ -112,6 +112,10 @@ struct Tables {
                 has_row[id] = true;
             }
         }
+#if defined(POCKET_KERNELS_X86)
+        rows[1][static_cast<int>(GgmlType::Q8_0)].quantize_row = quantize_q8_0_avx2();
+        rows[2][static_cast<int>(GgmlType::Q8_0)].quantize_row = quantize_q8_0_avx512();
+#endif
     }
 };
 

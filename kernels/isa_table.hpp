@@ -34,6 +34,9 @@ void fill_scalar(IsaTable& t);
 #if defined(POCKET_KERNELS_X86)
 void fill_avx2(IsaTable& t);
 void fill_avx512(IsaTable& t);
+// Q8_0 quantization (the activations of Q4_0 / Q5_0 / Q8_0 products), same bits as the scalar.
+QuantizeRowFn quantize_q8_0_avx2();
+QuantizeRowFn quantize_q8_0_avx512();
 #endif
 #if defined(POCKET_KERNELS_NEON)
 void fill_neon(IsaTable& t);

@@ -549,6 +549,42 @@ void kquant_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_
         for (int j = 0; j < C; ++j) c[cs * j + r] = acc[r][j];
 }
 
+// ---------------------------------------------------------------- Q8_0 quantization
+
+// The scalar reference's bits (quantize_legacy.cpp): d = amax / 127, each x * (1/d) rounded
+// half away from zero, as std::round does. SIMD rounds to nearest even, so the rounding is
+// built from a truncation and the exact remainder. Activations of every Q4_0 / Q8_0 product
+// pass through here, once per row of a prompt.
+void quantize_row_q8_0_simd(const float* x, void* vy, int64_t n, const float*) {
+    auto* y = static_cast<block_q8_0*>(vy);
+    const __m256 sign = _mm256_set1_ps(-0.0f), half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
+    for (int64_t i = 0; i < n / kQK; ++i, x += kQK) {
+        __m256 v[4];
+        for (int k = 0; k < 4; ++k) v[k] = _mm256_loadu_ps(x + 8 * k);
+        const __m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign, v[0]), _mm256_andnot_ps(sign, v[1])),
+                                       _mm256_max_ps(_mm256_andnot_ps(sign, v[2]), _mm256_andnot_ps(sign, v[3])));
+        __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+        h = _mm_max_ss(h, _mm_movehdup_ps(h));
+        const float amax = _mm_cvtss_f32(h);
+        const float d = amax / 127;
+        const float id = d != 0 ? 1.0f / d : 0.0f;
+        y[i].d = f32_to_fp16(d);
+        const __m256 vid = _mm256_set1_ps(id);
+        __m256i q[4];
+        for (int k = 0; k < 4; ++k) {
+            const __m256 p = _mm256_mul_ps(v[k], vid);
+            const __m256 t = _mm256_round_ps(p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+            const __m256 away = _mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_sub_ps(p, t)), half, _CMP_GE_OQ);
+            const __m256 step = _mm256_and_ps(away, _mm256_or_ps(one, _mm256_and_ps(sign, p)));  // +-1 where |frac| >= 0.5
+            q[k] = _mm256_cvttps_epi32(_mm256_add_ps(t, step));
+        }
+        // int32 -> int8; the packs interleave 128-bit lanes, the permute restores the order.
+        const __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[i].qs), _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+    }
+}
+
 // ---------------------------------------------------------------- repacked Q4_0 (8 rows)
 
 // Rows in lanes: lane r of the result is the exact integer dot of row r's block with the

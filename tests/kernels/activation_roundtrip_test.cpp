@@ -4,11 +4,13 @@
 // store it as fp16, so their bound adds 127 * |d - fp16(d)| <= 127 * 2^-11 * d.
 #include "kernels/blocks.hpp"
 #include "kernels/float16.hpp"
+#include "dot_test_cases.hpp"
 #include "kernel_test_data.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 namespace pocket::kernels {
@@ -32,6 +34,27 @@ TEST(ActivationRoundTrip, Q8_0WithinHalfStep) {
     for (size_t b = 0; b < q.size(); ++b)
         for (int j = 0; j < 32; ++j)
             EXPECT_LE(std::fabs(back[b * 32 + j] - x[b * 32 + j]), (0.5f + 127.f / 2048.f) * fp16_to_f32(q[b].d) * 1.001f);
+}
+
+// Every ISA's Q8_0 quantization gives the scalar reference's bytes, ties included: values
+// that land exactly on k + 0.5 after scaling round away from zero, as std::round does.
+TEST(ActivationRoundTrip, Q8_0BitwiseEqualOnEveryIsa) {
+    std::vector<float> x = random_row(2048, 3);
+    for (int b = 2; b < 64; ++b) {  // blocks whose scale is 1 (amax 127): x * id is x itself, ties exact
+        x[static_cast<size_t>(b * 32)] = (b % 2 ? 127.0f : -127.0f);
+        for (int j = 1; j < 32; ++j) x[static_cast<size_t>(b * 32 + j)] = static_cast<float>((b * 7 + j * 13) % 253 - 126) + (j % 3 == 0 ? 0.5f : j % 3 == 1 ? -0.5f : 0.25f);
+    }
+    test::IsaGuard guard;
+    set_active_isa(Isa::scalar);
+    std::vector<block_q8_0> want(x.size() / 32);
+    convert_activation_row(GgmlType::Q8_0, x.data(), want.data(), static_cast<int64_t>(x.size()));
+    for (Isa isa : test::kAllIsas) {
+        if (!isa_supported(isa)) continue;
+        set_active_isa(isa);
+        std::vector<block_q8_0> got(want.size());
+        convert_activation_row(GgmlType::Q8_0, x.data(), got.data(), static_cast<int64_t>(x.size()));
+        EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(block_q8_0)), 0) << isa_name(isa);
+    }
 }
 
 TEST(ActivationRoundTrip, Q8_1SumMatchesQuants) {
