@@ -658,6 +658,54 @@ void q4_0x8_group(int64_t nb, const block_q4_0x8* x, const uint8_t* a, size_t as
     }
 }
 
+#if POCKET_X86_ZMM
+// Two groups (16 rows) in 512-bit registers: the same per-row arithmetic as q4_0x8_group,
+// lanes 0-7 from group g and 8-15 from group g+1, so one broadcast activation dword feeds
+// sixteen rows' multiply-adds.
+template <int C>
+void q4_0x16_group(int64_t nb, const block_q4_0x8* x0, const block_q4_0x8* x1, const uint8_t* a, size_t as,
+                   const int32_t* ysums, float* c, size_t cs) {
+    __m512 acc[C][8];
+    for (int j = 0; j < C; ++j)
+        for (auto& v : acc[j]) v = _mm512_setzero_ps();
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    auto step = [&](int64_t b, int k) {
+        __m512i lo[4], hi[4];
+        for (int q = 0; q < 4; ++q) {
+            const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(load32(x0[b].qs[q])), load32(x1[b].qs[q]), 1);
+            lo[q] = _mm512_and_si512(v, m4);
+            hi[q] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        }
+        const __m512 dx = _mm512_cvtph_ps(_mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x0[b].d))),
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(x1[b].d)), 1));
+        for (int j = 0; j < C; ++j) {
+            const block_q8_0& y = reinterpret_cast<const block_q8_0*>(a + as * j)[b];
+            __m512i P = _mm512_setzero_si512();
+            for (int q = 0; q < 4; ++q) {
+                int32_t ylo, yhi;
+                std::memcpy(&ylo, y.qs + 4 * q, 4);
+                std::memcpy(&yhi, y.qs + 16 + 4 * q, 4);
+                P = _mm512_dpbusd_epi32(P, lo[q], _mm512_set1_epi32(ylo));
+                P = _mm512_dpbusd_epi32(P, hi[q], _mm512_set1_epi32(yhi));
+            }
+            P = _mm512_sub_epi32(P, _mm512_set1_epi32(8 * ysums[j * nb + b]));
+            const __m512 d = _mm512_mul_ps(dx, _mm512_set1_ps(half_f32(y.d)));
+            acc[j][k] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(P), acc[j][k]);
+        }
+    };
+    int64_t b = 0;
+    for (; b + 8 <= nb; b += 8)
+        for (int k = 0; k < 8; ++k) step(b + k, k);
+    for (int k = 0; b < nb; ++b, ++k) step(b, k);
+    for (int j = 0; j < C; ++j) {
+        const __m512 u0 = _mm512_add_ps(_mm512_add_ps(acc[j][0], acc[j][4]), _mm512_add_ps(acc[j][2], acc[j][6]));
+        const __m512 u1 = _mm512_add_ps(_mm512_add_ps(acc[j][1], acc[j][5]), _mm512_add_ps(acc[j][3], acc[j][7]));
+        _mm512_storeu_ps(c + cs * j, _mm512_add_ps(u0, u1));
+    }
+}
+#endif
+
 void q4_0x8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, size_t as, int64_t m, float* c, size_t cs) {
     constexpr int C = POCKET_X86_ZMM ? 2 : 1;  // accumulators: 8 per column
     const int64_t nb = n / 32;
@@ -671,7 +719,17 @@ void q4_0x8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, si
         const auto* y = reinterpret_cast<const block_q8_0*>(a + as * j);
         for (int64_t b = 0; b < nb; ++b) ysums[static_cast<size_t>(j * nb + b)] = hsum_i32(dot_u8(_mm256_set1_epi8(1), load32(y[b].qs)));
     }
-    for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g) {
+    int64_t g = 0;
+#if POCKET_X86_ZMM
+    for (; g + 2 <= rows / kQ4_0x8Rows; g += 2) {
+        const block_q4_0x8* x = p + g * nb;
+        float* cg = c + g * kQ4_0x8Rows;
+        int64_t j = 0;
+        for (; j + 2 <= m; j += 2) q4_0x16_group<2>(nb, x, x + nb, a + as * j, as, ysums.data() + j * nb, cg + cs * j, cs);
+        for (; j < m; ++j) q4_0x16_group<1>(nb, x, x + nb, a + as * j, as, ysums.data() + j * nb, cg + cs * j, cs);
+    }
+#endif
+    for (; g < rows / kQ4_0x8Rows; ++g) {
         const block_q4_0x8* x = p + g * nb;
         float* cg = c + g * kQ4_0x8Rows;
         int64_t j = 0;
