@@ -32,6 +32,9 @@ struct DeviceMemory {
 struct WeightLoadOptions {
     int n_threads = 1;   // threads a device may use to prepare its layout
     bool repack = true;  // false (--no-repack): keep the file's layout
+    // The weights are in a mapped file: the CPU may copy them into memory of its own (huge
+    // pages: streaming weights through 4 KiB file pages costs a TLB miss per page).
+    bool copy_mapped = false;
     // Called as bytes arrive (done, total), for a progress line.
     std::function<void(size_t done, size_t total)> progress;
     // Called (from any loading thread) once a weight's original bytes are no longer needed

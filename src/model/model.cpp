@@ -52,6 +52,7 @@ void Model::load_weights() {
         if (key.input) kept.insert(t.data);
     WeightLoadOptions lo;
     lo.repack = options_.repack;
+    lo.copy_mapped = options_.use_mmap && options_.repack;  // --no-repack: weights stay in the mapping
     lo.release_source = [this, &kept](const void* data, size_t bytes) {
         if (!kept.count(data)) file_.release_pages(data, bytes);
     };

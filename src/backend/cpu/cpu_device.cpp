@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -72,6 +73,15 @@ const kernels::RepackKernels* repack_for(const Tensor& w) {
     return rk && w.ne[1] % rk->rows_per_group == 0 ? rk : nullptr;
 }
 
+// Copies bytes out of a file mapping, faulting its pages in first with one call (much
+// cheaper than a page fault per 4 KiB).
+void copy_from_mapping(void* dst, const void* src, size_t n) {
+    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const auto begin = reinterpret_cast<uintptr_t>(src) / page * page;
+    ::madvise(reinterpret_cast<void*>(begin), reinterpret_cast<uintptr_t>(src) + n - begin, MADV_POPULATE_READ);
+    std::memcpy(dst, src, n);
+}
+
 std::string cpu_model_name() {
     std::ifstream in("/proc/cpuinfo");
     for (std::string line; std::getline(in, line);)
@@ -95,42 +105,57 @@ public:
     std::unique_ptr<Buffer> alloc_buffer(size_t bytes) override { return std::make_unique<HostBuffer>(*this, bytes); }
     std::unique_ptr<Backend> make_backend(int n_threads) override { return make_cpu_backend({.n_threads = n_threads}); }
 
+    // Matrices of a type with a row-interleaved kernel are repacked; with copy_mapped, the
+    // other matrices are copied out of the mapped file into huge-page memory. Both over the
+    // load threads, a whole tensor per task; the file's pages are released as each is done.
     std::vector<std::unique_ptr<Buffer>> load_weights(std::span<Tensor* const> weights, const WeightLoadOptions& options) override {
-        std::vector<std::unique_ptr<Buffer>> out;
-        if (!options.repack) return out;
-        std::vector<Tensor*> mine;
-        std::vector<size_t> offset;
-        size_t total = 0;
-        for (Tensor* w : weights)
-            if (const kernels::RepackKernels* rk = repack_for(*w)) {
-                mine.push_back(w);
-                offset.push_back(total);
-                total += (rk->packed_bytes(w->ne[1], w->ne[0]) + Buffer::kAlign - 1) / Buffer::kAlign * Buffer::kAlign;
+        struct Job {
+            Tensor* w;
+            const kernels::RepackKernels* rk;  // null: a plain copy
+            size_t offset;
+        };
+        std::vector<Job> jobs;
+        size_t packed_total = 0, copied_total = 0;
+        auto round = [](size_t n) { return (n + Buffer::kAlign - 1) / Buffer::kAlign * Buffer::kAlign; };
+        for (Tensor* w : weights) {
+            if (const kernels::RepackKernels* rk = options.repack ? repack_for(*w) : nullptr) {
+                jobs.push_back({w, rk, packed_total});
+                packed_total += round(rk->packed_bytes(w->ne[1], w->ne[0]));
+            } else if (options.copy_mapped && w->data && w->nrows() > 1) {
+                jobs.push_back({w, nullptr, copied_total});
+                copied_total += round(w->nbytes());
             }
-        if (mine.empty()) return out;
-        auto buffer = std::make_unique<RepackedBuffer>(*this, total);
-        uint8_t* base = static_cast<uint8_t*>(buffer->data());
-        // Each thread takes the next whole tensor; the layout does not depend on who packs it.
+        }
+        std::vector<std::unique_ptr<Buffer>> out;
+        if (jobs.empty()) return out;
+        std::unique_ptr<Buffer> packed, copied;
+        if (packed_total) packed = std::make_unique<RepackedBuffer>(*this, packed_total);
+        if (copied_total) copied = std::make_unique<HostBuffer>(*this, copied_total);
+        auto dst = [&](const Job& j) { return static_cast<uint8_t*>((j.rk ? packed : copied)->data()) + j.offset; };
+        // Each thread takes the next whole tensor; the result does not depend on who does it.
         std::atomic<size_t> next{0}, done{0};
         auto work = [&] {
-            for (size_t i; (i = next++) < mine.size();) {
-                const Tensor& w = *mine[i];
-                repack_for(w)->pack(w.data, w.nb[1], w.ne[1], w.ne[0], base + offset[i]);
+            for (size_t i; (i = next++) < jobs.size();) {
+                const Job& j = jobs[i];
+                const Tensor& w = *j.w;
+                if (j.rk) j.rk->pack(w.data, w.nb[1], w.ne[1], w.ne[0], dst(j));
+                else copy_from_mapping(dst(j), w.data, w.nbytes());
                 if (options.release_source) options.release_source(w.data, w.nbytes());
                 done += w.nbytes();
             }
         };
-        const int n = std::clamp<int>(options.n_threads, 1, static_cast<int>(mine.size()));
+        const int n = std::clamp<int>(options.n_threads, 1, static_cast<int>(jobs.size()));
         std::vector<std::jthread> helpers;
         for (int t = 1; t < n; ++t) helpers.emplace_back(work);
         work();
         helpers.clear();
         if (options.progress) options.progress(done, done);
-        for (size_t i = 0; i < mine.size(); ++i) {
-            mine[i]->data = base + offset[i];
-            mine[i]->buffer = buffer.get();
+        for (const Job& j : jobs) {
+            j.w->data = dst(j);
+            j.w->buffer = j.rk ? packed.get() : copied.get();
         }
-        out.push_back(std::move(buffer));
+        if (packed) out.push_back(std::move(packed));
+        if (copied) out.push_back(std::move(copied));
         return out;
     }
 };
