@@ -33,6 +33,8 @@ class Device;
 class Buffer {
 public:
     static constexpr size_t kAlign = 64;
+    // `bytes` rounded up to kAlign: what one tensor takes in a buffer that holds several.
+    static constexpr size_t aligned_size(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
     Buffer(Device& device, void* data, size_t size) : device_(device), data_(data), size_(size) {}
     virtual ~Buffer() = default;

@@ -48,7 +48,12 @@ std::vector<Device*> devices() {
     return out;
 }
 
-Device& cpu_device() { return *devices().front(); }
+// The CPU is registered first and never removed.
+Device& cpu_device() {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    return *r.devices.front();
+}
 
 std::vector<Device*> gpu_devices() {
     std::vector<Device*> out;
@@ -84,7 +89,7 @@ std::vector<std::unique_ptr<Buffer>> Device::load_weights(std::span<Tensor* cons
     std::vector<std::unique_ptr<Buffer>> out;
     if (weights.empty()) return out;
     size_t total = 0;
-    for (const Tensor* w : weights) total += (w->nbytes() + Buffer::kAlign - 1) / Buffer::kAlign * Buffer::kAlign;
+    for (const Tensor* w : weights) total += Buffer::aligned_size(w->nbytes());
     auto buffer = alloc_buffer(total);
     size_t done = 0;
     for (Tensor* w : weights) {

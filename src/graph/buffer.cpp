@@ -8,7 +8,7 @@
 namespace pocket {
 
 size_t Buffer::place(Tensor& t) {
-    const size_t offset = (used_ + kAlign - 1) / kAlign * kAlign;
+    const size_t offset = aligned_size(used_);
     place_at(t, offset);
     used_ = offset + t.nbytes();
     return offset;

@@ -85,10 +85,11 @@ TEST_P(EveryModel, AnyGpuLayerCountGivesTheCpuLogitsBitwise) {
     std::vector<TokenId> tokens;
     if (auto shared = test::shared_dir()) tokens = reference_tokens(*shared, 14);
     else tokens = {1, 403, 407, 261, 378, 430, 9, 336, 261, 500, 13, 43, 300, 7};
-    const Evaluation cpu = evaluate(*Model::load(path.string(), {.gpu_layers = GpuLayers::layers(0)}), tokens, 11);
+    const auto cpu_model = Model::load(path.string(), {.gpu_layers = GpuLayers::layers(0)});
+    const Evaluation cpu = evaluate(*cpu_model, tokens, 11);
+    const uint32_t n_layer = cpu_model->hparams().n_layer;
 
     TestDevice device;
-    const uint32_t n_layer = Model::load(path.string(), {.gpu_layers = GpuLayers::layers(0)})->hparams().n_layer;
     for (GpuLayers ngl : {GpuLayers::layers(0), GpuLayers::layers(1), GpuLayers::layers(n_layer / 2), GpuLayers::layers(n_layer),
                           GpuLayers::all(), GpuLayers{}}) {
         SCOPED_TRACE("-ngl " + ngl.text());

@@ -93,8 +93,7 @@ public:
     DeviceMemory memory() const override { return {memory_, memory_}; }
     bool is_host() const override { return false; }
     std::unique_ptr<Buffer> alloc_buffer(size_t bytes) override {
-        const size_t rounded = (std::max<size_t>(bytes, 1) + Buffer::kAlign - 1) / Buffer::kAlign * Buffer::kAlign;
-        void* p = std::aligned_alloc(Buffer::kAlign, rounded);
+        void* p = std::aligned_alloc(Buffer::kAlign, Buffer::aligned_size(std::max<size_t>(bytes, 1)));
         if (!p) throw Error("{}: cannot allocate {:.1f} MiB", name_, static_cast<double>(bytes) / (1 << 20));
         return std::make_unique<PrivateBuffer>(*this, p, bytes);
     }

@@ -1,7 +1,7 @@
-// The CPU device: host buffers, CPU backends, and the weights it holds for a model. Weights
-// stay in the mapped file, except the matrices of a type with a faster row-interleaved
-// kernel on this CPU (Q4_0 on AVX2 / AVX-512): those are repacked once, at load, over the
-// load threads, into a buffer whose layout only the CPU's mul_mat reads.
+// The CPU device: host buffers, CPU backends, and the weights it holds for a model. At load,
+// the matrices of a type with a faster row-interleaved kernel on this CPU (Q4_0 on AVX2 /
+// AVX-512) are repacked into a buffer whose layout only the CPU's mul_mat reads, and (with
+// copy_mapped) the other matrices are copied out of the mapped file into huge-page memory.
 #include "backend/cpu/cpu_device.hpp"
 
 #include "kernels/kernels.hpp"
@@ -49,8 +49,7 @@ private:
                 return {p, mapped};
             }
         }
-        const size_t rounded = (std::max<size_t>(size, 1) + Buffer::kAlign - 1) / Buffer::kAlign * Buffer::kAlign;
-        void* p = std::aligned_alloc(Buffer::kAlign, rounded);
+        void* p = std::aligned_alloc(Buffer::kAlign, Buffer::aligned_size(std::max<size_t>(size, 1)));
         if (!p) throw Error("CPU: cannot allocate {:.1f} MiB", static_cast<double>(size) / (1 << 20));
         return {p, 0};
     }
@@ -116,14 +115,13 @@ public:
         };
         std::vector<Job> jobs;
         size_t packed_total = 0, copied_total = 0;
-        auto round = [](size_t n) { return (n + Buffer::kAlign - 1) / Buffer::kAlign * Buffer::kAlign; };
         for (Tensor* w : weights) {
             if (const kernels::RepackKernels* rk = options.repack ? repack_for(*w) : nullptr) {
                 jobs.push_back({w, rk, packed_total});
-                packed_total += round(rk->packed_bytes(w->ne[1], w->ne[0]));
+                packed_total += Buffer::aligned_size(rk->packed_bytes(w->ne[1], w->ne[0]));
             } else if (options.copy_mapped && w->data && w->nrows() > 1) {
                 jobs.push_back({w, nullptr, copied_total});
-                copied_total += round(w->nbytes());
+                copied_total += Buffer::aligned_size(w->nbytes());
             }
         }
         std::vector<std::unique_ptr<Buffer>> out;
