@@ -51,6 +51,9 @@ public:
     virtual DeviceMemory memory() const = 0;
     // True for the CPU: its buffers are host memory that any code may read directly.
     virtual bool is_host() const = 0;
+    // True for a GPU API implemented on the CPU (Mesa's lavapipe): usable with -ngl N or
+    // -dev, but -ngl auto never picks it (the CPU backend is faster on the same cores).
+    virtual bool emulated() const { return false; }
 
     // Memory on this device, aligned to Buffer::kAlign. Throws pocket::Error naming the
     // device and the size when it cannot.
@@ -69,6 +72,9 @@ public:
 
 // Every device, the CPU first, then the GPUs in the order their backends found them.
 std::vector<Device*> devices();
+// Why a GPU backend compiled into this binary found no usable device ("Vulkan: no driver
+// (VK_ERROR_INCOMPATIBLE_DRIVER)"), or empty.
+std::string gpu_problem();
 Device& cpu_device();
 // The devices other than the CPU.
 std::vector<Device*> gpu_devices();

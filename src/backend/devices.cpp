@@ -3,6 +3,10 @@
 #include "pocket/device.hpp"
 #include "pocket/error.hpp"
 
+#ifdef POCKET_HAVE_VULKAN
+#include "backend/vulkan/vk_backend.hpp"
+#endif
+
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
@@ -21,10 +25,14 @@ bool same_name(std::string_view a, std::string_view b) {
 struct Registry {
     std::mutex mutex;
     std::vector<std::unique_ptr<Device>> devices;
+    std::string gpu_problem;
 
     Registry() {
         devices.push_back(cpu::make_cpu_device());
         // GPU backends compiled into this binary register their devices here.
+#ifdef POCKET_HAVE_VULKAN
+        for (auto& d : vulkan::find_devices(gpu_problem)) devices.push_back(std::move(d));
+#endif
         // Debugging: POCKET_TEST_DEVICE=1 (or a size in MiB) adds the copy-through device.
         if (const char* v = std::getenv("POCKET_TEST_DEVICE"); v && *v && std::string_view(v) != "0") {
             const long mib = std::strtol(v, nullptr, 10);
@@ -46,6 +54,12 @@ std::vector<Device*> devices() {
     std::vector<Device*> out;
     for (auto& d : r.devices) out.push_back(d.get());
     return out;
+}
+
+std::string gpu_problem() {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    return r.gpu_problem;
 }
 
 // The CPU is registered first and never removed.

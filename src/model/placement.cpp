@@ -66,13 +66,22 @@ Placement plan_placement(const GgufFile& file, const HParams& hp, const Placemen
         Device& d = find_device(request.device);
         if (!d.is_host()) gpu = &d;
     } else if (!gpus.empty()) {
-        gpu = gpus.front();
+        // A real GPU before an emulated one (lavapipe), which only an explicit -ngl N uses.
+        auto real = std::find_if(gpus.begin(), gpus.end(), [](const Device* d) { return !d->emulated(); });
+        gpu = real != gpus.end() ? *real : gpus.front();
     }
     const GpuLayers& want = request.gpu_layers;
     Placement p = Placement::cpu_only(n_layer);
     if (!gpu) {
-        if (want.mode == GpuLayers::Mode::all || (want.mode == GpuLayers::Mode::count && want.count > 0))
-            p.warning = fmt::format("-ngl {}: no GPU device in this build; running on the CPU", want.text());
+        if (want.mode == GpuLayers::Mode::all || (want.mode == GpuLayers::Mode::count && want.count > 0)) {
+            const std::string why = gpu_problem();
+            p.warning = fmt::format("-ngl {}: no GPU device{}; running on the CPU", want.text(),
+                                    why.empty() ? " in this build" : " (" + why + ")");
+        }
+        return p;
+    }
+    if (want.mode == GpuLayers::Mode::automatic && gpu->emulated()) {
+        p.summary = fmt::format("-ngl auto: all layers on the CPU ({} emulates a GPU on the CPU; -ngl N uses it)", gpu->name());
         return p;
     }
 

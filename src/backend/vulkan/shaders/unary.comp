@@ -1,0 +1,17 @@
+#version 450
+// scale (by f.x), silu, gelu.
+#include "common.glsl"
+#include "elementwise.glsl"
+
+void main() {
+    uvec4 i;
+    if (!element_coords(i)) return;
+    const float a = SRC0_F(byte_of(i, P.nb[0]));
+#if defined(OP_SCALE)
+    store(i, a * P.f.x);
+#elif defined(OP_SILU)
+    store(i, silu(a));
+#elif defined(OP_GELU)
+    store(i, gelu(a));
+#endif
+}
