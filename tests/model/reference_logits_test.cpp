@@ -1,7 +1,10 @@
 // Logits and greedy continuations against llama.cpp's, for every case of
 // ../shared/reference/manifest.json (sections a, b and c), with the bounds that
-// MANIFEST.md's "Tolerances to test with" states.
+// MANIFEST.md's "Tolerances to test with" states. Each case runs on the CPU, and when this
+// machine has a GPU device (lavapipe's Vulkan0 in CI), split with it (-ngl 1) and wholly on it
+// (-ngl all), within the same bound.
 #include "pocket/context.hpp"
+#include "pocket/device.hpp"
 #include "pocket/model.hpp"
 #include "pocket/tokenizer.hpp"
 #include "shared_data.hpp"
@@ -103,15 +106,28 @@ TokenId argmax(std::span<const float> v) {
     return static_cast<TokenId>(best);
 }
 
-class ReferenceLogits : public ::testing::TestWithParam<size_t> {};
+// Where the layers go: the CPU, the last layer on the first GPU, everything on it.
+enum class Where { cpu, gpu_one_layer, gpu_all };
+const char* where_suffix(Where w) { return w == Where::cpu ? "" : w == Where::gpu_one_layer ? "_ngl1" : "_ngl_all"; }
+
+class ReferenceLogits : public ::testing::TestWithParam<std::tuple<size_t, Where>> {};
 
 }  // namespace
 
 TEST_P(ReferenceLogits, MatchLlamaCpp) {
     if (all_cases().empty()) GTEST_SKIP() << "shared reference data not found (set POCKET_SHARED)";
-    const Case& c = all_cases()[GetParam()];
-    SCOPED_TRACE(c.name);
-    auto model = Model::load(c.gguf.string());
+    const auto [index, where] = GetParam();
+    const Case& c = all_cases()[index];
+    SCOPED_TRACE(c.name + where_suffix(where));
+    ModelLoadOptions options;
+    options.gpu_layers = GpuLayers::layers(0);
+    if (where != Where::cpu) {
+        const std::vector<Device*> gpus = gpu_devices();
+        if (gpus.empty()) GTEST_SKIP() << "no GPU device on this machine";
+        options.device = std::string(gpus.front()->name());
+        options.gpu_layers = where == Where::gpu_all ? GpuLayers::all() : GpuLayers::layers(1);
+    }
+    auto model = Model::load(c.gguf.string(), options);
     const uint32_t n_vocab = model->hparams().n_vocab;
     Context ctx(*model, {.n_ctx = 512, .n_threads = 2, .type_k = c.kv, .type_v = c.kv});
     ctx.decode(c.tokens, /*all_logits=*/true);
@@ -120,7 +136,7 @@ TEST_P(ReferenceLogits, MatchLlamaCpp) {
     double worst = 0;
     for (size_t r = 0; r < c.tokens.size(); ++r)
         worst = std::max(worst, max_abs_diff(ctx.logits(r), std::span<const float>(expected).subspan(r * n_vocab, n_vocab)));
-    std::cout << "[ observed ] " << c.name << ": max |delta logit| = " << worst << " (bound " << c.bound << ")\n";
+    std::cout << "[ observed ] " << c.name << where_suffix(where) << ": max |delta logit| = " << worst << " (bound " << c.bound << ")\n";
     RecordProperty("max_abs", std::to_string(worst));
     EXPECT_LE(worst, c.bound);
 
@@ -138,18 +154,22 @@ TEST_P(ReferenceLogits, MatchLlamaCpp) {
         ctx.decode(std::span<const TokenId>(&next, 1));
     }
     if (!gen.empty()) {
-        std::cout << "[ observed ] " << c.name << ": generation logits max |delta| = " << gen_worst << "\n";
+        std::cout << "[ observed ] " << c.name << where_suffix(where) << ": generation logits max |delta| = " << gen_worst << "\n";
         EXPECT_LE(gen_worst, c.bound);
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Manifest, ReferenceLogits, ::testing::ValuesIn(case_indices()), [](const auto& info) {
-    if (all_cases().empty()) return std::string("shared_data_absent");
-    std::string n = all_cases()[info.param].name;
-    for (auto& ch : n)
-        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-    return n;
-});
+INSTANTIATE_TEST_SUITE_P(Manifest, ReferenceLogits,
+                         ::testing::Combine(::testing::ValuesIn(case_indices()),
+                                            ::testing::Values(Where::cpu, Where::gpu_one_layer, Where::gpu_all)),
+                         [](const auto& info) {
+                             const size_t index = std::get<0>(info.param);
+                             const Where where = std::get<1>(info.param);
+                             std::string n = all_cases().empty() ? std::string("shared_data_absent") : all_cases()[index].name;
+                             for (auto& ch : n)
+                                 if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                             return n + where_suffix(where);
+                         });
 
 TEST(ReferenceText, Stories260KPublishedSample) {
     POCKET_REQUIRE_SHARED(shared);
