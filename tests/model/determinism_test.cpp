@@ -1,6 +1,7 @@
 // pocket's promise: the logits do not depend on the thread count or the batch sizes.
 #include "pocket/backend.hpp"
 #include "pocket/context.hpp"
+#include "pocket/device.hpp"
 #include "pocket/model.hpp"
 #include "kernels/kernels.hpp"
 #include "shared_data.hpp"
@@ -17,6 +18,7 @@ using namespace pocket;
 namespace {
 
 std::vector<float> all_logits(const Model& m, const std::vector<int32_t>& tokens, int threads, uint32_t ubatch, bool one_by_one) {
+    if (tokens.empty()) return {};
     Context ctx(m, {.n_ctx = 256, .n_batch = ubatch, .n_ubatch = ubatch, .n_threads = threads});
     std::vector<float> out;
     if (one_by_one) {
@@ -46,6 +48,26 @@ TEST_P(Determinism, BitwiseAcrossThreadsAndBatches) {
         ASSERT_EQ(other.size(), base.size());
         EXPECT_EQ(0, std::memcmp(other.data(), base.data(), base.size() * sizeof(float)))
             << "threads " << threads << ", ubatch " << ubatch << (one ? ", token by token" : "");
+    }
+}
+
+// On a GPU (lavapipe's Vulkan0 in CI) the promise is the same for the batch sizes, and run
+// after run: every output is summed in a fixed order, never in the order threads finish.
+TEST_P(Determinism, OnTheGpuBitwiseAcrossBatchesAndRuns) {
+    POCKET_REQUIRE_SHARED(shared);
+    const std::vector<Device*> gpus = gpu_devices();
+    if (gpus.empty()) GTEST_SKIP() << "no GPU device on this machine";
+    auto model = Model::load((shared / "reference" / "models" / GetParam()).string(),
+                             {.gpu_layers = GpuLayers::all(), .device = std::string(gpus.front()->name())});
+    ASSERT_EQ(model->placement().n_gpu_layers, model->hparams().n_layer + 1);
+    std::ifstream in(shared / "reference" / "tokens" / "seq64.json");
+    const auto tokens = nlohmann::json::parse(in).get<std::vector<int32_t>>();
+    const auto base = all_logits(*model, tokens, 2, 512, false);
+    for (auto [ubatch, one] : {std::tuple{512u, false}, std::tuple{7u, false}, std::tuple{16u, false}, std::tuple{1u, true}}) {
+        const auto other = all_logits(*model, tokens, 2, ubatch, one);
+        ASSERT_EQ(other.size(), base.size());
+        EXPECT_EQ(0, std::memcmp(other.data(), base.data(), base.size() * sizeof(float)))
+            << gpus.front()->name() << ", ubatch " << ubatch << (one ? ", token by token" : "");
     }
 }
 

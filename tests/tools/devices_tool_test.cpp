@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 using pocket::test::Result;
 using pocket::test::run_tool;
@@ -45,6 +48,30 @@ TEST(DevicesTool, AnyNglGivesTheCpuTextAndSaysWhereLayersWent) {
     }
     const Result repacked = run_tool("run", args + " -ngl 0 --no-repack");
     EXPECT_EQ(repacked.out, cpu.out);
+}
+
+// A real GPU backend (Vulkan on lavapipe in CI): the bundled model wholly on it, greedy, gives
+// the CPU's text (its top-2 margins are far above the two backends' difference), and chat
+// runs there too.
+TEST(DevicesTool, RunAndChatWithEveryLayerOnTheGpu) {
+    const Result list = run_tool("run", "--list-devices");
+    if (list.out.find("  Vulkan0: ") == std::string::npos) GTEST_SKIP() << "no Vulkan device on this machine";
+    const std::string args = "--temp 0 -n 40 -t 2 -p 'Once upon a time, a dog'";
+    const Result cpu = run_tool("run", args + " -ngl 0");
+    ASSERT_EQ(cpu.status, 0) << cpu.err;
+    const Result gpu = run_tool("run", args + " -ngl all -dev Vulkan0");
+    ASSERT_EQ(gpu.status, 0) << gpu.err;
+    EXPECT_EQ(gpu.out, cpu.out);
+    EXPECT_NE(gpu.err.find("on Vulkan0"), std::string::npos) << gpu.err;
+    EXPECT_NE(gpu.err.find("memory: Vulkan0: "), std::string::npos) << gpu.err;
+    const auto messages = std::filesystem::temp_directory_path() / ("pocket-gpu-chat-" + std::to_string(::getpid()) + ".txt");
+    std::ofstream(messages) << "Tell me a story\nAbout a cat\n";
+    const Result cpu_chat = run_tool("run", "-i --temp 0 -n 16 -t 2 --ignore-eos -ngl 0 < " + messages.string());
+    const Result chat = run_tool("run", "-i --temp 0 -n 16 -t 2 --ignore-eos -ngl all -dev Vulkan0 < " + messages.string());
+    std::filesystem::remove(messages);
+    EXPECT_EQ(chat.status, 0) << chat.err;
+    EXPECT_GT(chat.out.size(), 20u) << chat.err;
+    EXPECT_EQ(chat.out, cpu_chat.out);
 }
 
 TEST(DevicesTool, NglWithoutAGpuWarnsOnceAndRuns) {

@@ -1,5 +1,6 @@
 // The perplexity tool against llama-perplexity's figures in ../shared/reference/d_perplexity.
 #include "perplexity.hpp"
+#include "pocket/device.hpp"
 #include "pocket/error.hpp"
 #include "shared_data.hpp"
 
@@ -22,8 +23,8 @@ std::string slurp(const fs::path& p) {
 
 }  // namespace
 
-TEST(Perplexity, MatchesLlamaPerplexity) {
-    POCKET_REQUIRE_SHARED(shared);
+// Every d_perplexity run whose model is shipped, with the model placed by `options`.
+void match_llama_perplexity(const fs::path& shared, const ModelLoadOptions& options, const std::string& where) {
     const fs::path ref = shared / "reference";
     std::ifstream in(ref / "manifest.json");
     const auto runs = nlohmann::json::parse(in)["d_perplexity"]["runs"];
@@ -42,14 +43,14 @@ TEST(Perplexity, MatchesLlamaPerplexity) {
         ASSERT_TRUE(std::regex_search(cmd, m, c_re));
         const uint32_t c = static_cast<uint32_t>(std::stoul(m[1]));
 
-        auto model = Model::load(gguf.string());
+        auto model = Model::load(gguf.string(), options);
         Context ctx(*model, {.n_ctx = c, .n_threads = 2, .type_k = f32kv ? GgmlType::F32 : GgmlType::F16,
                              .type_v = f32kv ? GgmlType::F32 : GgmlType::F16});
         const auto tokens = tools::perplexity_tokens(*model, slurp(ref / run["text_file"].get<std::string>()));
         std::ifstream tin(ref / run["tokens_file"].get<std::string>());
         EXPECT_EQ(tokens, nlohmann::json::parse(tin).get<std::vector<int32_t>>()) << "tokenization differs from llama.cpp's";
         const auto r = tools::compute_perplexity(ctx, tokens, {.n_ctx = c});
-        std::cout << "[ observed ] " << name << ": PPL " << r.ppl << " vs llama.cpp " << expected << "\n";
+        std::cout << "[ observed ] " << name << where << ": PPL " << r.ppl << " vs llama.cpp " << expected << "\n";
         EXPECT_NEAR(r.ppl, expected, expected * 1e-3);
         const auto running = run["running_ppl_per_chunk"].get<std::vector<double>>();
         ASSERT_EQ(r.running_ppl.size(), running.size());
@@ -57,6 +58,20 @@ TEST(Perplexity, MatchesLlamaPerplexity) {
         ++checked;
     }
     EXPECT_GE(checked, 4u);
+}
+
+TEST(Perplexity, MatchesLlamaPerplexity) {
+    POCKET_REQUIRE_SHARED(shared);
+    match_llama_perplexity(shared, {.gpu_layers = GpuLayers::layers(0)}, "");
+}
+
+// The same figures with every layer on the first GPU (lavapipe's Vulkan0 in CI).
+TEST(Perplexity, MatchesLlamaPerplexityOnTheGpu) {
+    POCKET_REQUIRE_SHARED(shared);
+    const std::vector<Device*> gpus = gpu_devices();
+    if (gpus.empty()) GTEST_SKIP() << "no GPU device on this machine";
+    match_llama_perplexity(shared, {.gpu_layers = GpuLayers::all(), .device = std::string(gpus.front()->name())},
+                           std::string(" on ") + std::string(gpus.front()->name()));
 }
 
 TEST(Perplexity, IndependentOfThreadsAndBatch) {
