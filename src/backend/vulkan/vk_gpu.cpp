@@ -210,6 +210,9 @@ Gpu::Allocation Gpu::allocate(uint64_t size, bool host_visible) {
         check(r, "vkAllocateMemory");
     };
     if (!(req.memoryTypeBits & (1u << type))) fail(VK_ERROR_FEATURE_NOT_PRESENT);
+    // Stay within the budget even where the driver would over-commit (lavapipe allocates
+    // host memory without limit; some GPU drivers page to system memory, slowly).
+    if (!host_visible && req.size > memory_free()) fail(VK_ERROR_OUT_OF_DEVICE_MEMORY);
     VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
     ai.allocationSize = req.size;
     ai.memoryTypeIndex = type;
