@@ -171,8 +171,8 @@ Dispatch encode(const Gpu& gpu, const Tensor& node, NodeParams& p) {
         case Op::mul_mat: {
             d.shader = std::string("mul_mat_") + weight_shader_type(a->type);
             const bool vec = node.ne[1] == 1;
-            d.spec0 = 2;             // rows per thread
-            d.spec1 = vec ? 1 : 4;   // columns per thread
+            d.spec0 = vec ? 2 : 4;   // rows per thread
+            d.spec1 = vec ? 1 : 8;   // columns per thread
             d.groups = {static_cast<uint32_t>(ceil_div(static_cast<uint64_t>(node.ne[0]), 4 * d.spec0)),
                         static_cast<uint32_t>(ceil_div(static_cast<uint64_t>(node.ne[1]), d.spec1)),
                         static_cast<uint32_t>(node.ne[2] * node.ne[3])};
