@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <unistd.h>
 
 using pocket::test::Result;
@@ -72,6 +73,28 @@ TEST(DevicesTool, RunAndChatWithEveryLayerOnTheGpu) {
     EXPECT_EQ(chat.status, 0) << chat.err;
     EXPECT_GT(chat.out.size(), 20u) << chat.err;
     EXPECT_EQ(chat.out, cpu_chat.out);
+}
+
+// The Vulkan matrix product ends its lane sums with subgroup shuffles where the device has
+// them, else through shared memory: the same additions, so the same bits. Two runs of the
+// perplexity tool, one with subgroups turned off, write the same log-probability file.
+TEST(DevicesTool, SubgroupAndSharedMemoryReductionsGiveTheSameBits) {
+    const Result list = run_tool("run", "--list-devices");
+    if (list.out.find("with shuffles") == std::string::npos) GTEST_SKIP() << "no Vulkan device with subgroup shuffles";
+    const auto dir = std::filesystem::temp_directory_path();
+    const auto a = dir / ("pocket-sg-" + std::to_string(::getpid()) + ".a"), b = dir / ("pocket-sg-" + std::to_string(::getpid()) + ".b");
+    const std::string args = "-m " + (pocket::test::source_dir() / "models" / "stories260K.gguf").string() + " -f " +
+                             (pocket::test::source_dir() / "README.md").string() + " -c 128 --chunks 3 -ngl all -dev Vulkan0 --kl-divergence-base ";
+    const Result with = run_tool("perplexity", args + a.string());
+    const Result without = run_tool("perplexity", args + b.string(), "POCKET_VULKAN_NO_SUBGROUPS=1");
+    ASSERT_EQ(with.status, 0) << with.err;
+    ASSERT_EQ(without.status, 0) << without.err;
+    std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
+    const std::string ba((std::istreambuf_iterator<char>(fa)), {}), bb((std::istreambuf_iterator<char>(fb)), {});
+    std::filesystem::remove(a);
+    std::filesystem::remove(b);
+    EXPECT_GT(ba.size(), 1000u);
+    EXPECT_TRUE(ba == bb) << "the two reductions differ";
 }
 
 TEST(DevicesTool, NglWithoutAGpuWarnsOnceAndRuns) {

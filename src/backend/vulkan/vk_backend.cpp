@@ -165,7 +165,7 @@ private:
                     writes[s].pBufferInfo = &infos[s];
                 }
                 vkUpdateDescriptorSets(gpu_.device(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
-                vkCmdBindPipeline(r.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, gpu_.pipeline(d.shader, d.spec0, d.spec1));
+                vkCmdBindPipeline(r.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, gpu_.pipeline(d.shader, d.spec0, d.spec1, d.spec2));
                 vkCmdBindDescriptorSets(r.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, gpu_.pipeline_layout(), 0, 1, &sets[i], 0, nullptr);
                 vkCmdDispatch(r.cmd, d.groups[0], d.groups[1], d.groups[2]);
                 barrier(r.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT);

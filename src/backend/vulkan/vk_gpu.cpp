@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 namespace pocket::vulkan {
@@ -75,6 +77,10 @@ Gpu::Gpu(VkInstance instance, VkPhysicalDevice phys, std::string name) : name_(s
     vkGetPhysicalDeviceProperties2(phys, &p2);
     features_.subgroup_size = sub.subgroupSize;
     features_.subgroup_arithmetic = (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0;
+    features_.subgroup_shuffle = (sub.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) &&
+                                 (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
+    if (const char* v = std::getenv("POCKET_VULKAN_NO_SUBGROUPS"); v && *v && std::string_view(v) != "0")
+        features_.subgroup_shuffle = features_.subgroup_arithmetic = false;
 
     // A compute queue.
     uint32_t nq = 0;
@@ -169,8 +175,9 @@ std::string Gpu::description() const {
                        : props_.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? "integrated GPU"
                        : props_.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU            ? "CPU emulation"
                                                                                       : "device";
-    return fmt::format("{} (Vulkan {}.{}, {}, subgroup {}{}{})", props_.deviceName, VK_API_VERSION_MAJOR(props_.apiVersion),
-                       VK_API_VERSION_MINOR(props_.apiVersion), kind, features_.subgroup_size, features_.fp16 ? ", fp16" : "",
+    return fmt::format("{} (Vulkan {}.{}, {}, subgroup {}{}{}{})", props_.deviceName, VK_API_VERSION_MAJOR(props_.apiVersion),
+                       VK_API_VERSION_MINOR(props_.apiVersion), kind, features_.subgroup_size,
+                       features_.subgroup_shuffle ? " with shuffles" : "", features_.fp16 ? ", fp16" : "",
                        features_.int8_dot ? ", int8 dot" : "");
 }
 
@@ -276,8 +283,8 @@ Gpu::Allocation& Gpu::staging(uint64_t at_least) {
     return staging_;
 }
 
-VkPipeline Gpu::pipeline(std::string_view shader, uint32_t spec0, uint32_t spec1) {
-    const std::string key = fmt::format("{}/{}/{}", shader, spec0, spec1);
+VkPipeline Gpu::pipeline(std::string_view shader, uint32_t spec0, uint32_t spec1, uint32_t spec2) {
+    const std::string key = fmt::format("{}/{}/{}/{}", shader, spec0, spec1, spec2);
     std::lock_guard lock(mutex_);
     if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
     auto mit = modules_.find(shader);
@@ -293,9 +300,9 @@ VkPipeline Gpu::pipeline(std::string_view shader, uint32_t spec0, uint32_t spec1
         check(vkCreateShaderModule(device_, &mi, nullptr, &m), "vkCreateShaderModule");
         mit = modules_.emplace(std::string(shader), m).first;
     }
-    const std::array<uint32_t, 2> spec{spec0, spec1};
-    const std::array<VkSpecializationMapEntry, 2> entries{{{0, 0, 4}, {1, 4, 4}}};
-    VkSpecializationInfo si{2, entries.data(), sizeof spec, spec.data()};
+    const std::array<uint32_t, 3> spec{spec0, spec1, spec2};
+    const std::array<VkSpecializationMapEntry, 3> entries{{{0, 0, 4}, {1, 4, 4}, {2, 8, 4}}};
+    VkSpecializationInfo si{3, entries.data(), sizeof spec, spec.data()};
     VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
     ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
     ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;

@@ -23,6 +23,7 @@ struct Features {
     bool int8_dot = false;      // VK_KHR_shader_integer_dot_product
     uint32_t subgroup_size = 0;
     bool subgroup_arithmetic = false;
+    bool subgroup_shuffle = false;   // in compute shaders
     bool memory_budget = false; // VK_EXT_memory_budget
 };
 
@@ -78,8 +79,8 @@ public:
     VkDescriptorSetLayout set_layout() const { return set_layout_; }
     VkPipelineLayout pipeline_layout() const { return pipeline_layout_; }
     // The compute pipeline of embedded shader `shader` with specialization constants
-    // (constant_id 0, 1), created on first use.
-    VkPipeline pipeline(std::string_view shader, uint32_t spec0 = 1, uint32_t spec1 = 1);
+    // (constant_id 0, 1, 2), created on first use.
+    VkPipeline pipeline(std::string_view shader, uint32_t spec0 = 1, uint32_t spec1 = 1, uint32_t spec2 = 0);
 
     // Host-visible staging memory for uploads and downloads (grown on demand), used under
     // the queue mutex.

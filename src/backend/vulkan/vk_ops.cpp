@@ -127,7 +127,6 @@ bool supports(const Gpu& gpu, const Tensor& node) {
 }
 
 Dispatch encode(const Gpu& gpu, const Tensor& node, NodeParams& p) {
-    (void)gpu;
     p = {};
     for (int s = 0; s < 4; ++s)
         if (node.src[s]) describe(p, s, *node.src[s]);
@@ -173,6 +172,8 @@ Dispatch encode(const Gpu& gpu, const Tensor& node, NodeParams& p) {
             const bool vec = node.ne[1] == 1;
             d.spec0 = vec ? 2 : 4;   // rows per thread
             d.spec1 = vec ? 1 : 8;   // columns per thread
+            // Tree steps below this stride by subgroup shuffles (same bits as shared memory).
+            d.spec2 = gpu.features().subgroup_shuffle ? std::min<uint32_t>(gpu.features().subgroup_size, 32) : 0;
             d.groups = {static_cast<uint32_t>(ceil_div(static_cast<uint64_t>(node.ne[0]), 4 * d.spec0)),
                         static_cast<uint32_t>(ceil_div(static_cast<uint64_t>(node.ne[1]), d.spec1)),
                         static_cast<uint32_t>(node.ne[2] * node.ne[3])};

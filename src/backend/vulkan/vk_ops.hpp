@@ -24,7 +24,7 @@ inline constexpr size_t kParamsStride = 256;   // per node in the parameter buff
 
 struct Dispatch {
     std::string shader;
-    uint32_t spec0 = 1, spec1 = 1;
+    uint32_t spec0 = 1, spec1 = 1, spec2 = 0;
     std::array<uint32_t, 3> groups{1, 1, 1};
 };
 

@@ -12,11 +12,17 @@
 // A workgroup is 32 lanes x GROUPS row groups; each thread keeps ROWS x COLS sums, so one
 // workgroup covers GROUPS*ROWS rows and COLS columns: each weight element is dequantized once
 // for COLS columns, each activation loaded once for ROWS rows.
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : enable
 #include "common.glsl"
 #include "dequant.glsl"
 
 layout(constant_id = 0) const uint ROWS = 1;
 layout(constant_id = 1) const uint COLS = 1;
+// Tree steps below this stride run as subgroup shuffles (0: all through shared memory). A
+// shuffle by xor s gives lane l the sum p[l] + p[l ^ s]: for the lanes that go on, the same
+// additions as the shared-memory tree, so both paths give the same bits.
+layout(constant_id = 2) const uint SHUFFLE_BELOW = 0;
 const uint GROUPS = 4u;
 const uint LANES = 32u;
 const uint MAX_ROWS = 4u, MAX_COLS = 8u;
@@ -27,7 +33,12 @@ layout(binding = 4) writeonly buffer Dst { float dst[]; };
 shared float partial[GROUPS * MAX_ROWS * MAX_COLS][LANES];
 
 void main() {
-    const uint lane = gl_LocalInvocationID.x % LANES, group = gl_LocalInvocationID.x / LANES;
+    // Lanes are numbered through the subgroups, so that lanes l and l ^ s (s < subgroup size)
+    // share one: the shuffle steps need it, and the numbering is a fixed permutation.
+    const uint inv = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
+    const uint lane = inv % LANES, group = inv / LANES;
+    // Shuffles only within the subgroup size this dispatch really got.
+    const uint shuffle_below = min(SHUFFLE_BELOW, gl_SubgroupSize);
     const uint K = P.ne[0].x, N = P.ne[0].y, M = P.ne[1].y;
     const uint i23 = gl_WorkGroupID.z, i2 = i23 % P.ne[1].z, i3 = i23 / P.ne[1].z;
     const uint row0 = (gl_WorkGroupID.x * GROUPS + group) * ROWS, col0 = gl_WorkGroupID.y * COLS;
@@ -57,11 +68,12 @@ void main() {
         }
     }
 
-    // The fixed tree over lanes, per output of this thread's group.
+    // The fixed tree over lanes, per output of this thread's group: the large strides through
+    // shared memory, the small ones by subgroup shuffles when the device has them.
     [[unroll]] for (uint r = 0u; r < ROWS; ++r)
         [[unroll]] for (uint c = 0u; c < COLS; ++c) partial[(group * ROWS + r) * COLS + c][lane] = acc[r][c];
     barrier();
-    [[unroll]] for (uint s = LANES / 2u; s > 0u; s >>= 1) {
+    for (uint s = LANES / 2u; s > 0u && s >= shuffle_below; s >>= 1) {
         if (lane < s)
             [[unroll]] for (uint r = 0u; r < ROWS; ++r)
                 [[unroll]] for (uint c = 0u; c < COLS; ++c) {
@@ -71,6 +83,21 @@ void main() {
                 }
         barrier();
     }
+#if defined(GL_KHR_shader_subgroup_shuffle)
+    if (shuffle_below > 0u) {
+        [[unroll]] for (uint r = 0u; r < ROWS; ++r)
+            [[unroll]] for (uint c = 0u; c < COLS; ++c) {
+                const uint o = (group * ROWS + r) * COLS + c;
+                precise float v = partial[o][lane];
+                for (uint s = min(shuffle_below, LANES) / 2u; s > 0u; s >>= 1) {
+                    precise float w = v + subgroupShuffleXor(v, s);
+                    v = w;
+                }
+                if (lane == 0u) partial[o][0] = v;
+            }
+        barrier();
+    }
+#endif
     // Lane k of the group writes output k of its ROWS x COLS tile.
     if (lane < ROWS * COLS) {
         const uint r = lane / COLS, c = lane % COLS;
