@@ -170,7 +170,7 @@ Dispatch encode(const Gpu& gpu, const Tensor& node, NodeParams& p) {
         case Op::mul_mat: {
             d.shader = std::string("mul_mat_") + weight_shader_type(a->type);
             const bool vec = node.ne[1] == 1;
-            d.spec0 = vec ? 2 : 4;   // rows per thread
+            d.spec0 = vec ? 4 : 4;   // rows per thread
             d.spec1 = vec ? 1 : 8;   // columns per thread
             // Tree steps below this stride by subgroup shuffles (same bits as shared memory).
             d.spec2 = gpu.features().subgroup_shuffle ? std::min<uint32_t>(gpu.features().subgroup_size, 32) : 0;

@@ -140,3 +140,58 @@ float dequant1(uint row, uint c, uint l) {   // d scales_h scales_l[4] qs[128]
 #else
 #error "no TYPE_* defined"
 #endif
+
+// Four consecutive elements 128c + 4l .. 128c + 4l + 3 of a row (lane l of 32 takes the l-th
+// group of four of every 128 elements): w[e] = dequant1 of each, in fewer loads for the
+// common types (one 32-bit word of quants, one scale). Other types go element by element.
+#if defined(TYPE_Q4_0)
+void dequant4(uint row, uint c, uint l, out float w[4]) {
+    const uint b = row + (4u * c + (l >> 3)) * QBYTES, i = l & 7u;
+    const uint q = s0_u32(b + 2u + 4u * (i & 3u)) >> ((i >> 2) * 4u);   // nibbles of bytes 4(i%4)..+3
+    const float d = s0_half(b);
+    [[unroll]] for (uint e = 0u; e < 4u; ++e) w[e] = float(int((q >> (8u * e)) & 15u) - 8) * d;
+}
+#elif defined(TYPE_Q8_0)
+void dequant4(uint row, uint c, uint l, out float w[4]) {
+    const uint b = row + (4u * c + (l >> 3)) * QBYTES;
+    const uint q = s0_u32(b + 2u + 4u * (l & 7u));
+    const float d = s0_half(b);
+    [[unroll]] for (uint e = 0u; e < 4u; ++e) w[e] = float(int(((q >> (8u * e)) & 0xFFu) << 24) >> 24) * d;
+}
+#elif defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
+void dequant4(uint row, uint c, uint l, out float w[4]) {
+    const uint k = 128u * c + 4u * l;                  // first element
+    const uint b = row + (k >> 8) * QBYTES, sub = (k >> 5) & 7u, i = k & 31u;
+    float sc, m;
+    scale_min_k4(b + 4u, sub, sc, m);
+    const float dl = s0_half(b) * sc, ml = s0_half(b + 2u) * m;
+    const uint q = s0_u32(b + QS_AT + (sub >> 1) * 32u + i) >> ((sub & 1u) * 4u);
+#if defined(TYPE_Q5_K)
+    const uint qh = s0_u32(b + 16u + i) >> sub;
+#endif
+    [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+        uint v = (q >> (8u * e)) & 15u;
+#if defined(TYPE_Q5_K)
+        v |= ((qh >> (8u * e)) & 1u) << 4;
+#endif
+        w[e] = dl * float(v) - ml;
+    }
+}
+#elif defined(TYPE_Q6_K)
+void dequant4(uint row, uint c, uint l, out float w[4]) {
+    const uint k = 128u * c + 4u * l;
+    const uint b = row + (k >> 8) * QBYTES, sub = (k >> 5) & 7u, h = sub >> 2, kk = sub & 3u, i = k & 31u;
+    const uint ql = s0_u32(b + h * 64u + i + (kk & 1u) * 32u) >> ((kk >> 1) * 4u);
+    const uint qh = s0_u32(b + 128u + h * 32u + i) >> (2u * kk);
+    const float d = s0_half(b + 208u) * float(s0_i8(b + 192u + h * 8u + i / 16u + 2u * kk));
+    [[unroll]] for (uint e = 0u; e < 4u; ++e)
+        w[e] = d * float(int(((ql >> (8u * e)) & 15u) | (((qh >> (8u * e)) & 3u) << 4)) - 32);
+}
+#else
+void dequant4(uint row, uint c, uint l, out float w[4]) {
+    [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+        const uint k = 128u * c + 4u * l + e;
+        w[e] = dequant1(row, k >> 5, k & 31u);
+    }
+}
+#endif

@@ -3,7 +3,7 @@
 // broadcast over dims 2, 3 as ggml does.
 //
 // Every output is summed in one fixed order, whatever the batch size, tile or device: lane l
-// (of 32) takes element l of every chunk of 32 (elements l, l+32, l+64, ...) and adds their
+// (of 32) takes elements 4l..4l+3 of every 128 (4l..4l+3, 128+4l.., ...) and adds their
 // products in increasing order with fused multiply-adds; the 32 lane sums are then added by a
 // fixed tree (l += l+16, l += l+8, ...). Decode (one column) and prompt batches (tiles of COLS
 // columns) therefore give bitwise the same logits. Neighbouring lanes read neighbouring
@@ -44,7 +44,7 @@ void main() {
     const uint row0 = (gl_WorkGroupID.x * GROUPS + group) * ROWS, col0 = gl_WorkGroupID.y * COLS;
     const uint w_base = (i2 / (P.ne[1].z / P.ne[0].z)) * P.nb[0].z + (i3 / (P.ne[1].w / P.ne[0].w)) * P.nb[0].w;
     const uint x_base = i2 * P.nb[1].z + i3 * P.nb[1].w;
-    const uint n_chunks = (K + 31u) / 32u;
+    const uint n_chunks = (K + 127u) / 128u;
 
     uint w_row[MAX_ROWS];
     [[unroll]] for (uint r = 0u; r < MAX_ROWS; ++r) w_row[r] = w_base + min(row0 + r, N - 1u) * P.nb[0].y;
@@ -55,14 +55,19 @@ void main() {
     [[unroll]] for (uint r = 0u; r < MAX_ROWS; ++r) [[unroll]] for (uint c = 0u; c < MAX_COLS; ++c) acc[r][c] = 0.0;
 
     for (uint ch = 0u; ch < n_chunks; ++ch) {
-        const uint k = ch * 32u + lane;
-        if (k >= K) break;   // only the last chunk of a float row is partial
-        float xv[MAX_COLS];
-        [[unroll]] for (uint c = 0u; c < COLS; ++c) xv[c] = SRC1_F(x_col[c] + k * P.nb[1].x);
+        const uint k = ch * 128u + lane * 4u;
+        if (k >= K) break;   // only the end of a float row is partial
+        const uint n = min(4u, K - k);
+        float xv[MAX_COLS][4];
+        [[unroll]] for (uint c = 0u; c < COLS; ++c)
+            [[unroll]] for (uint e = 0u; e < 4u; ++e) xv[c][e] = e < n ? SRC1_F(x_col[c] + (k + e) * P.nb[1].x) : 0.0;
         [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
-            const float w = dequant1(w_row[r], ch, lane);
+            float w[4];
+            dequant4(w_row[r], ch, lane, w);
             [[unroll]] for (uint c = 0u; c < COLS; ++c) {
-                precise float s = fma(w, xv[c], acc[r][c]);
+                precise float s = acc[r][c];
+                [[unroll]] for (uint e = 0u; e < 4u; ++e)
+                    if (e < n) s = fma(w[e], xv[c][e], s);
                 acc[r][c] = s;
             }
         }
