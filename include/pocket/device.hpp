@@ -70,6 +70,12 @@ public:
                                                               const WeightLoadOptions& options);
 };
 
+// Places `weights` in `buffer` one after another and copies each one's host bytes there,
+// calling options.release_source and options.progress as each lands (done counts on across
+// calls). The default load_weights, and a device's own when it spreads weights over buffers.
+void upload_weights(Buffer& buffer, std::span<Tensor* const> weights, const WeightLoadOptions& options, size_t& done,
+                    size_t total);
+
 // Every device, the CPU first, then the GPUs in the order their backends found them.
 std::vector<Device*> devices();
 // Why a GPU backend compiled into this binary found no usable device ("Vulkan: no driver

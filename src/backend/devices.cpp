@@ -99,6 +99,19 @@ void unregister_device(std::string_view name) {
     std::erase_if(r.devices, [&](const auto& d) { return !d->is_host() && same_name(d->name(), name); });
 }
 
+void upload_weights(Buffer& buffer, std::span<Tensor* const> weights, const WeightLoadOptions& options, size_t& done,
+                    size_t total) {
+    for (Tensor* w : weights) {
+        const void* host = w->data;
+        const size_t n = w->nbytes();
+        buffer.place(*w);
+        buffer.write(w->data, host, n);
+        if (options.release_source) options.release_source(host, n);
+        done += n;
+        if (options.progress) options.progress(done, total);
+    }
+}
+
 std::vector<std::unique_ptr<Buffer>> Device::load_weights(std::span<Tensor* const> weights, const WeightLoadOptions& options) {
     std::vector<std::unique_ptr<Buffer>> out;
     if (weights.empty()) return out;
@@ -106,15 +119,7 @@ std::vector<std::unique_ptr<Buffer>> Device::load_weights(std::span<Tensor* cons
     for (const Tensor* w : weights) total += Buffer::aligned_size(w->nbytes());
     auto buffer = alloc_buffer(total);
     size_t done = 0;
-    for (Tensor* w : weights) {
-        const void* host = w->data;
-        const size_t n = w->nbytes();
-        buffer->place(*w);
-        buffer->write(w->data, host, n);
-        if (options.release_source) options.release_source(host, n);
-        done += n;
-        if (options.progress) options.progress(done, total);
-    }
+    upload_weights(*buffer, weights, options, done, total);
     out.push_back(std::move(buffer));
     return out;
 }

@@ -40,46 +40,36 @@ uint64_t VulkanBuffer::offset_of(const void* at, size_t size) const {
     return a - base;
 }
 
-void VulkanBuffer::write(void* at, const void* src, size_t size) {
-    const uint64_t off = offset_of(at, size);
-    if (size == 0) return;
-    if (alloc_.mapped) {
-        std::memcpy(static_cast<uint8_t*>(alloc_.mapped) + off, src, size);
-        return;
-    }
+// Copies [off, off + size) between this buffer and host memory through the staging buffer,
+// in chunks: to_device copies host -> staging -> buffer, else buffer -> staging -> host.
+void VulkanBuffer::staged_copy(uint64_t off, uint8_t* host, size_t size, bool to_device) const {
     std::lock_guard lock(gpu_.queue_mutex());
     constexpr uint64_t kChunk = uint64_t{64} << 20;
     Gpu::Allocation& st = gpu_.staging(std::min<uint64_t>(size, kChunk));
     for (uint64_t done = 0; done < size;) {
         const uint64_t n = std::min<uint64_t>(size - done, st.size);
-        std::memcpy(st.mapped, static_cast<const uint8_t*>(src) + done, n);
+        if (to_device) std::memcpy(st.mapped, host + done, n);
         gpu_.run_locked([&](VkCommandBuffer cmd) {
-            VkBufferCopy region{0, off + done, n};
-            vkCmdCopyBuffer(cmd, st.buffer, alloc_.buffer, 1, &region);
+            const VkBufferCopy region{to_device ? 0 : off + done, to_device ? off + done : 0, n};
+            vkCmdCopyBuffer(cmd, to_device ? st.buffer : alloc_.buffer, to_device ? alloc_.buffer : st.buffer, 1, &region);
         });
+        if (!to_device) std::memcpy(host + done, st.mapped, n);
         done += n;
     }
+}
+
+void VulkanBuffer::write(void* at, const void* src, size_t size) {
+    const uint64_t off = offset_of(at, size);
+    if (size == 0) return;
+    if (alloc_.mapped) std::memcpy(static_cast<uint8_t*>(alloc_.mapped) + off, src, size);
+    else staged_copy(off, const_cast<uint8_t*>(static_cast<const uint8_t*>(src)), size, true);
 }
 
 void VulkanBuffer::read(const void* at, void* dst, size_t size) const {
     const uint64_t off = offset_of(at, size);
     if (size == 0) return;
-    if (alloc_.mapped) {
-        std::memcpy(dst, static_cast<const uint8_t*>(alloc_.mapped) + off, size);
-        return;
-    }
-    std::lock_guard lock(gpu_.queue_mutex());
-    constexpr uint64_t kChunk = uint64_t{64} << 20;
-    Gpu::Allocation& st = gpu_.staging(std::min<uint64_t>(size, kChunk));
-    for (uint64_t done = 0; done < size;) {
-        const uint64_t n = std::min<uint64_t>(size - done, st.size);
-        gpu_.run_locked([&](VkCommandBuffer cmd) {
-            VkBufferCopy region{off + done, 0, n};
-            vkCmdCopyBuffer(cmd, alloc_.buffer, st.buffer, 1, &region);
-        });
-        std::memcpy(static_cast<uint8_t*>(dst) + done, st.mapped, n);
-        done += n;
-    }
+    if (alloc_.mapped) std::memcpy(dst, static_cast<const uint8_t*>(alloc_.mapped) + off, size);
+    else staged_copy(off, static_cast<uint8_t*>(dst), size, false);
 }
 
 void VulkanBuffer::fill(void* at, uint8_t value, size_t size) {

@@ -23,6 +23,7 @@ public:
     uint64_t offset_of(const void* at, size_t size = 0) const;
 
 private:
+    void staged_copy(uint64_t off, uint8_t* host, size_t size, bool to_device) const;
     Gpu& gpu_;
     Gpu::Allocation alloc_;
 };

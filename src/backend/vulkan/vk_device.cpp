@@ -19,10 +19,7 @@ std::atomic<uint64_t> next_tag{1};
 
 // Largest single buffer pocket asks for: the driver's limit, at most 1 GiB (weights are
 // spread over several buffers).
-uint64_t max_buffer_bytes(const Gpu& gpu) {
-    (void)gpu;
-    return uint64_t{1} << 30;
-}
+uint64_t max_buffer_bytes(const Gpu& gpu) { return std::min<uint64_t>(gpu.max_allocation(), uint64_t{1} << 30); }
 
 }  // namespace
 
@@ -54,16 +51,8 @@ std::vector<std::unique_ptr<Buffer>> VulkanDevice::load_weights(std::span<Tensor
         while (j < mine.size() && (j == i || bytes + Buffer::aligned_size(mine[j]->nbytes()) <= max_buffer_bytes(*gpu_)))
             bytes += Buffer::aligned_size(mine[j++]->nbytes());
         auto buffer = alloc_buffer(bytes);
-        for (; i < j; ++i) {
-            Tensor* w = mine[i];
-            const void* host = w->data;
-            const size_t n = w->nbytes();
-            buffer->place(*w);
-            buffer->write(w->data, host, n);
-            if (options.release_source) options.release_source(host, n);
-            done += n;
-            if (options.progress) options.progress(done, total);
-        }
+        upload_weights(*buffer, std::span<Tensor* const>(mine).subspan(i, j - i), options, done, total);
+        i = j;
         out.push_back(std::move(buffer));
     }
     return out;

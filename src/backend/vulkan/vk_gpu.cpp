@@ -72,10 +72,13 @@ Gpu::Gpu(VkInstance instance, VkPhysicalDevice phys, std::string name) : name_(s
     features_.int8_dot = has_extension(phys, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     features_.memory_budget = has_extension(phys, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+    sub.pNext = &m3;
     VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
     p2.pNext = &sub;
     vkGetPhysicalDeviceProperties2(phys, &p2);
     features_.subgroup_size = sub.subgroupSize;
+    max_allocation_ = m3.maxMemoryAllocationSize;
     features_.subgroup_arithmetic = (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0;
     features_.subgroup_shuffle = (sub.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) &&
                                  (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);

@@ -48,6 +48,8 @@ public:
     // The largest range one descriptor may bind (a tensor bigger than this runs elsewhere).
     uint64_t max_binding() const { return props_.limits.maxStorageBufferRange; }
     uint64_t binding_align() const { return props_.limits.minStorageBufferOffsetAlignment; }
+    // The largest single allocation the driver allows.
+    uint64_t max_allocation() const { return max_allocation_; }
 
     // Device-local memory: total, and free (the driver's budget when it reports one, else the
     // heap size less what pocket allocated).
@@ -92,6 +94,7 @@ private:
     VkPhysicalDeviceProperties props_{};
     VkPhysicalDeviceMemoryProperties mem_props_{};
     Features features_;
+    uint64_t max_allocation_ = uint64_t{1} << 30;
     VkDevice device_ = VK_NULL_HANDLE;
     VkQueue queue_ = VK_NULL_HANDLE;
     uint32_t queue_family_ = 0;
