@@ -60,7 +60,10 @@ std::vector<std::unique_ptr<Buffer>> VulkanDevice::load_weights(std::span<Tensor
 
 std::vector<std::unique_ptr<Device>> find_devices(std::string& problem) {
     std::vector<std::unique_ptr<Device>> out;
-    if (const char* v = std::getenv("POCKET_VULKAN"); v && std::string_view(v) == "0") return out;
+    if (const char* v = std::getenv("POCKET_VULKAN"); v && std::string_view(v) == "0") {
+        problem = "Vulkan: turned off by POCKET_VULKAN=0";
+        return out;
+    }
     VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
     app.pApplicationName = "pocket";
     app.apiVersion = VK_API_VERSION_1_2;
