@@ -42,15 +42,15 @@ public:
 
     void compute(std::span<Tensor* const> nodes) override {
         const Key key{nodes.data(), nodes.size()};
-        std::vector<uint64_t> sig = signature(nodes);
+        signature(nodes, sig_);   // into a reused vector: this runs once per token
         auto it = recordings_.find(key);
-        if (it == recordings_.end() || it->second.signature != sig) {
+        if (it == recordings_.end() || it->second.signature != sig_) {
             if (it != recordings_.end()) {
                 free_recording(it->second);
                 recordings_.erase(it);
             }
             it = recordings_.emplace(key, record(nodes)).first;
-            it->second.signature = std::move(sig);
+            it->second.signature = sig_;
         }
         if (it->second.cmd == VK_NULL_HANDLE) return;   // views only
         std::lock_guard lock(gpu_.queue_mutex());
@@ -67,9 +67,8 @@ private:
     };
 
     // What a recording depends on: the nodes, their operands' addresses and parameters.
-    static std::vector<uint64_t> signature(std::span<Tensor* const> nodes) {
-        std::vector<uint64_t> s;
-        s.reserve(nodes.size() * 16);
+    static void signature(std::span<Tensor* const> nodes, std::vector<uint64_t>& s) {
+        s.clear();
         for (const Tensor* n : nodes) {
             s.push_back(reinterpret_cast<uintptr_t>(n));
             s.push_back(reinterpret_cast<uintptr_t>(n->data));
@@ -78,7 +77,6 @@ private:
             std::memcpy(words, n->op_params.data(), sizeof words);
             s.insert(s.end(), words, words + 8);
         }
-        return s;
     }
 
     // The operand's binding: its buffer at an offset rounded down to the device's alignment.
@@ -208,6 +206,7 @@ private:
     Gpu& gpu_;
     Gpu::Allocation dummy_;
     std::map<Key, Recording> recordings_;
+    std::vector<uint64_t> sig_;
 };
 
 }  // namespace

@@ -21,7 +21,6 @@ bool supports(const Gpu& gpu, const Tensor& node);
 class VulkanDevice final : public Device {
 public:
     VulkanDevice(std::shared_ptr<void> instance, std::unique_ptr<Gpu> gpu);
-    ~VulkanDevice() override;
 
     std::string_view name() const override { return gpu_->name(); }
     std::string description() const override { return gpu_->description(); }
@@ -35,7 +34,7 @@ public:
     Gpu& gpu() { return *gpu_; }
 
 private:
-    std::shared_ptr<void> instance_;  // destroyed after the device
+    std::shared_ptr<void> instance_;  // declared first: destroyed after the device
     std::unique_ptr<Gpu> gpu_;
 };
 

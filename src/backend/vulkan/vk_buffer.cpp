@@ -22,9 +22,10 @@ bool force_staging() {
     return on;
 }
 
-}  // namespace
-
+// The base address of buffer number `tag`: bit 62 (no host pointer has it) and the tag.
 void* tagged_address(uint64_t tag) { return reinterpret_cast<void*>((uint64_t{1} << 62) | ((tag & 0xFFFFF) << 40)); }
+
+}  // namespace
 
 VulkanBuffer::VulkanBuffer(Device& device, Gpu& gpu, Gpu::Allocation alloc, size_t size, uint64_t tag)
     : Buffer(device, tagged_address(tag), size), gpu_(gpu), alloc_(alloc) {

@@ -28,7 +28,4 @@ private:
     Gpu::Allocation alloc_;
 };
 
-// The tagged base address of the n-th buffer.
-void* tagged_address(uint64_t tag);
-
 }  // namespace pocket::vulkan

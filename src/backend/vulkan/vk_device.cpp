@@ -25,8 +25,6 @@ uint64_t max_buffer_bytes(const Gpu& gpu) { return std::min<uint64_t>(gpu.max_al
 
 VulkanDevice::VulkanDevice(std::shared_ptr<void> instance, std::unique_ptr<Gpu> gpu) : instance_(std::move(instance)), gpu_(std::move(gpu)) {}
 
-VulkanDevice::~VulkanDevice() { gpu_.reset(); }
-
 std::unique_ptr<Buffer> VulkanDevice::alloc_buffer(size_t bytes) {
     const size_t size = Buffer::aligned_size(std::max<size_t>(bytes, 1));
     return std::make_unique<VulkanBuffer>(*this, *gpu_, gpu_->allocate(size, false), size, next_tag++);
@@ -90,7 +88,7 @@ std::vector<std::unique_ptr<Device>> find_devices(std::string& problem) {
             continue;
         }
         try {
-            out.push_back(std::make_unique<VulkanDevice>(keep, std::make_unique<Gpu>(instance, p, name)));
+            out.push_back(std::make_unique<VulkanDevice>(keep, std::make_unique<Gpu>(p, name)));
         } catch (const Error& e) {
             problem = fmt::format("Vulkan: {} not used: {}", props.deviceName, e.what());
             spdlog::warn("{}", problem);

@@ -52,8 +52,7 @@ void check(VkResult r, const char* what) {
     if (r != VK_SUCCESS) throw Error("Vulkan: {} failed: {} ({})", what, result_name(r), static_cast<int>(r));
 }
 
-Gpu::Gpu(VkInstance instance, VkPhysicalDevice phys, std::string name) : name_(std::move(name)), phys_(phys) {
-    (void)instance;
+Gpu::Gpu(VkPhysicalDevice phys, std::string name) : name_(std::move(name)), phys_(phys) {
     vkGetPhysicalDeviceProperties(phys, &props_);
     vkGetPhysicalDeviceMemoryProperties(phys, &mem_props_);
 
@@ -79,11 +78,10 @@ Gpu::Gpu(VkInstance instance, VkPhysicalDevice phys, std::string name) : name_(s
     vkGetPhysicalDeviceProperties2(phys, &p2);
     features_.subgroup_size = sub.subgroupSize;
     max_allocation_ = m3.maxMemoryAllocationSize;
-    features_.subgroup_arithmetic = (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0;
     features_.subgroup_shuffle = (sub.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) &&
                                  (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
     if (const char* v = std::getenv("POCKET_VULKAN_NO_SUBGROUPS"); v && *v && std::string_view(v) != "0")
-        features_.subgroup_shuffle = features_.subgroup_arithmetic = false;
+        features_.subgroup_shuffle = false;
 
     // A compute queue.
     uint32_t nq = 0;

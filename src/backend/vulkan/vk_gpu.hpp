@@ -22,19 +22,14 @@ struct Features {
     bool fp16 = false;          // shaderFloat16
     bool int8_dot = false;      // VK_KHR_shader_integer_dot_product
     uint32_t subgroup_size = 0;
-    bool subgroup_arithmetic = false;
     bool subgroup_shuffle = false;   // in compute shaders
     bool memory_budget = false; // VK_EXT_memory_budget
 };
 
-struct Pipeline {
-    VkPipeline pipeline = VK_NULL_HANDLE;
-};
-
 class Gpu {
 public:
-    // Opens physical device `phys` of `instance`; throws pocket::Error on a driver error.
-    Gpu(VkInstance instance, VkPhysicalDevice phys, std::string name);
+    // Opens physical device `phys`; throws pocket::Error on a driver error.
+    Gpu(VkPhysicalDevice phys, std::string name);
     ~Gpu();
     Gpu(const Gpu&) = delete;
     Gpu& operator=(const Gpu&) = delete;
