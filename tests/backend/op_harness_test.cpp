@@ -14,6 +14,7 @@
 #include "pocket/device.hpp"
 #include "pocket/error.hpp"
 
+#include <cstring>
 #include <deque>
 #include <iostream>
 #include <limits>
@@ -129,12 +130,6 @@ CaseResult run_case(const OpCase& c, Device& device) {
     return {read_result(out), sched.n_copies()};
 }
 
-std::vector<int32_t> iota(int n, int start = 0) {
-    std::vector<int32_t> v(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = start + i;
-    return v;
-}
-
 const GgmlType kWeightTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1,
                                  GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K,
                                  GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS};
@@ -193,18 +188,22 @@ std::vector<OpCase> all_cases() {
         return g.soft_max(e.input(g, {37, 11, 1, 1}, -50.0f, 50.0f), nullptr, {.scale = 1.0f, .softcap = 30.0f, .causal = 1, .window = 5});
     });
 
-    // Matrix products: every weight type, one activation row (decode) and several (prompt).
+    // Matrix products: every weight type, one activation row (decode), a few, and a prompt
+    // batch (a GPU backend may use a different kernel for each).
     for (GgmlType t : kWeightTypes)
-        for (int64_t m : {1, 13})
+        for (int64_t m : {1, 13, 40})
             add("mul_mat/" + type_name(t) + "/m" + std::to_string(m), kMatmul,
                 [=](Graph& g, CaseEnv& e) { return g.mul_mat(e.leaf(t, {256, 48, 1, 1}), e.input(g, {256, m, 1, 1})); });
-    add("mul_mat/f32_odd_k", kMatmul, [](Graph& g, CaseEnv& e) { return g.mul_mat(e.leaf(GgmlType::F32, {67, 19, 1, 1}), e.input(g, {67, 5, 1, 1})); });
-    add("mul_mat/f16_broadcast_dim2", kMatmul, [](Graph& g, CaseEnv& e) {
-        return g.mul_mat(e.leaf(GgmlType::F16, {64, 16, 2, 1}), e.input(g, {64, 5, 4, 1}));
-    });
-    add("mul_mat/q8_0_transposed_activations", kMatmul, [](Graph& g, CaseEnv& e) {
-        return g.mul_mat(e.leaf(GgmlType::Q8_0, {64, 24, 1, 1}), g.transpose(e.input(g, {7, 64, 1, 1})));
-    });
+    for (int64_t m : {5, 21}) {
+        const std::string cols = "/m" + std::to_string(m);
+        add("mul_mat/f32_odd_k" + cols, kMatmul, [=](Graph& g, CaseEnv& e) { return g.mul_mat(e.leaf(GgmlType::F32, {67, 19, 1, 1}), e.input(g, {67, m, 1, 1})); });
+        add("mul_mat/f16_broadcast_dim2" + cols, kMatmul, [=](Graph& g, CaseEnv& e) {
+            return g.mul_mat(e.leaf(GgmlType::F16, {64, 16, 2, 1}), e.input(g, {64, m, 4, 1}));
+        });
+        add("mul_mat/q8_0_transposed_activations" + cols, kMatmul, [=](Graph& g, CaseEnv& e) {
+            return g.mul_mat(e.leaf(GgmlType::Q8_0, {64, 24, 1, 1}), g.transpose(e.input(g, {m, 64, 1, 1})));
+        });
+    }
 
     // Rope: both modes, partial rotation, frequency factors, YaRN; and the K shift.
     for (RopeMode mode : {RopeMode::norm, RopeMode::neox})
@@ -314,6 +313,29 @@ INSTANTIATE_TEST_SUITE_P(Ops, OpHarness, ::testing::Range<size_t>(0, cases().siz
         if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
     return n;
 });
+
+// A product's column does not depend on how many columns came with it: on every device,
+// column 0 of a 1-, 13- and 40-column product (different kernels on a GPU) has the same bits.
+// The inputs are the same numbers: column 0 is the first K of one pseudo-random sequence.
+TEST(OpHarnessBits, ProductColumnsDoNotDependOnTheBatch) {
+    const std::vector<Device*> devices = gpu_devices();
+    if (devices.empty()) GTEST_SKIP() << "no GPU device registered";
+    for (Device* d : devices)
+        for (GgmlType t : kWeightTypes)
+            for (int64_t k : {int64_t{512}, int64_t{67}}) {
+                if (k % ggml_type_info(t).block_size != 0) continue;
+                std::vector<float> first;
+                for (int64_t m : {1, 13, 40}) {
+                    const OpCase c{"", 0.0, [=](Graph& g, CaseEnv& e) { return g.mul_mat(e.leaf(t, {k, 20, 1, 1}), e.input(g, {k, m, 1, 1})); }};
+                    const CaseResult got = run_case(c, *d);
+                    ASSERT_EQ(got.copies, 0u) << d->name() << " " << type_name(t) << " ran partly on the CPU";
+                    const std::vector<float> col0(got.values.begin(), got.values.begin() + 20);
+                    if (first.empty()) first = col0;
+                    EXPECT_EQ(0, std::memcmp(col0.data(), first.data(), 20 * sizeof(float)))
+                        << d->name() << " " << type_name(t) << " K " << k << ": " << m << " columns differ from 1";
+                }
+            }
+}
 
 // The harness must be able to fail: a perturbed result is caught by the same measure.
 TEST(OpHarnessMeasure, CatchesAWrongElement) {

@@ -82,6 +82,8 @@ Gpu::Gpu(VkPhysicalDevice phys, std::string name) : name_(std::move(name)), phys
                                  (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
     if (const char* v = std::getenv("POCKET_VULKAN_NO_SUBGROUPS"); v && *v && std::string_view(v) != "0")
         features_.subgroup_shuffle = false;
+    features_.shared_tiles = props_.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    if (const char* v = std::getenv("POCKET_VULKAN_TILES"); v && *v) features_.shared_tiles = std::string_view(v) != "0";
 
     // A compute queue.
     uint32_t nq = 0;
@@ -176,10 +178,10 @@ std::string Gpu::description() const {
                        : props_.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? "integrated GPU"
                        : props_.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU            ? "CPU emulation"
                                                                                       : "device";
-    return fmt::format("{} (Vulkan {}.{}, {}, subgroup {}{}{}{})", props_.deviceName, VK_API_VERSION_MAJOR(props_.apiVersion),
+    return fmt::format("{} (Vulkan {}.{}, {}, subgroup {}{}{}{}{})", props_.deviceName, VK_API_VERSION_MAJOR(props_.apiVersion),
                        VK_API_VERSION_MINOR(props_.apiVersion), kind, features_.subgroup_size,
                        features_.subgroup_shuffle ? " with shuffles" : "", features_.fp16 ? ", fp16" : "",
-                       features_.int8_dot ? ", int8 dot" : "");
+                       features_.int8_dot ? ", int8 dot" : "", features_.shared_tiles ? ", shared-memory tiles" : "");
 }
 
 uint64_t Gpu::memory_total() const { return mem_props_.memoryHeaps[local_heap_].size; }

@@ -24,6 +24,10 @@ struct Features {
     uint32_t subgroup_size = 0;
     bool subgroup_shuffle = false;   // in compute shaders
     bool memory_budget = false; // VK_EXT_memory_budget
+    // Prompt products through shared-memory tiles (mul_mm.comp): on a GPU, not on an emulated
+    // device, whose shared memory is ordinary memory and whose barriers are context switches
+    // (on lavapipe the tiles run at half the speed). POCKET_VULKAN_TILES=0/1 overrides.
+    bool shared_tiles = false;
 };
 
 class Gpu {

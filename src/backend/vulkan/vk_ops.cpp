@@ -46,6 +46,11 @@ const char* store_type(GgmlType t) {
     }
 }
 
+// Products with at least this many columns run through mul_mm.comp's shared-memory tiles
+// (8 rows x 16 columns per workgroup); below it, a wasted part of a tile would cost more
+// than the tiles save.
+constexpr uint64_t kTiledMinColumns = 16;
+
 bool is_f32(const Tensor* t) { return t && t->type == GgmlType::F32; }
 bool rows_packed(const Tensor& t) { return t.nb[0] == t.type_info().block_bytes; }
 
@@ -92,7 +97,7 @@ bool supports(const Gpu& gpu, const Tensor& node) {
     const Tensor* a = node.src[0];
     const Tensor* b = node.src[1];
     switch (node.op) {
-        case Op::get_rows: return weight_shader_type(a->type) && rows_packed(*a) && b->type == GgmlType::I32 && node.nrows() <= 65535ull * 65535ull;
+        case Op::get_rows: return weight_shader_type(a->type) && rows_packed(*a) && b->type == GgmlType::I32 && static_cast<uint64_t>(node.nrows()) <= 65535ull * 65535ull;
         case Op::add:
         case Op::mul:
         case Op::swiglu:
@@ -104,7 +109,7 @@ bool supports(const Gpu& gpu, const Tensor& node) {
         case Op::norm: return is_f32(a);
         case Op::soft_max: return is_f32(a) && (!b || is_f32(b));
         case Op::mul_mat:
-            return weight_shader_type(a->type) && rows_packed(*a) && is_f32(b) && node.ne[0] <= 65535 * 8 &&
+            return weight_shader_type(a->type) && rows_packed(*a) && is_f32(b) && node.ne[0] <= 65535 * 8 && node.ne[1] <= 65535 * 8 &&
                    node.ne[2] * node.ne[3] <= 65535;
         case Op::rope: return is_f32(a) && (!node.src[2] || is_f32(node.src[2]));
         case Op::rope_shift: return (a->type == GgmlType::F32 || a->type == GgmlType::F16) && (!node.src[2] || is_f32(node.src[2]));
@@ -168,15 +173,22 @@ Dispatch encode(const Gpu& gpu, const Tensor& node, NodeParams& p) {
             break;
         }
         case Op::mul_mat: {
-            d.shader = std::string("mul_mat_") + weight_shader_type(a->type);
-            const bool vec = node.ne[1] == 1;
-            d.spec0 = vec ? 4 : 4;   // rows per thread
-            d.spec1 = vec ? 1 : 8;   // columns per thread
+            // Three shapes of one summation order (same bits whichever runs): one column
+            // (decode), a few columns, and prompt batches through shared-memory tiles.
+            const uint64_t n_rows = static_cast<uint64_t>(node.ne[0]), n_cols = static_cast<uint64_t>(node.ne[1]);
+            const bool tiled = gpu.features().shared_tiles && n_cols >= kTiledMinColumns;
+            d.shader = std::string(tiled ? "mul_mm_" : "mul_mat_") + weight_shader_type(a->type);
             // Tree steps below this stride by subgroup shuffles (same bits as shared memory).
             d.spec2 = gpu.features().subgroup_shuffle ? std::min<uint32_t>(gpu.features().subgroup_size, 32) : 0;
-            d.groups = {static_cast<uint32_t>(ceil_div(static_cast<uint64_t>(node.ne[0]), 4 * d.spec0)),
-                        static_cast<uint32_t>(ceil_div(static_cast<uint64_t>(node.ne[1]), d.spec1)),
-                        static_cast<uint32_t>(node.ne[2] * node.ne[3])};
+            if (tiled) {
+                d.groups = {static_cast<uint32_t>(ceil_div(n_rows, 8)), static_cast<uint32_t>(ceil_div(n_cols, 16)),
+                            static_cast<uint32_t>(node.ne[2] * node.ne[3])};
+            } else {
+                d.spec0 = 4;                    // rows per thread
+                d.spec1 = n_cols == 1 ? 1 : 8;  // columns per thread
+                d.groups = {static_cast<uint32_t>(ceil_div(n_rows, 4 * d.spec0)), static_cast<uint32_t>(ceil_div(n_cols, d.spec1)),
+                            static_cast<uint32_t>(node.ne[2] * node.ne[3])};
+            }
             break;
         }
         case Op::rope:
