@@ -61,6 +61,9 @@ Gpu::Gpu(VkPhysicalDevice phys, std::string name) : name_(std::move(name)), phys
     VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     f11.pNext = &f12;
+    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR fdot{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
+    const bool has_dot = has_extension(phys, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+    if (has_dot) f12.pNext = &fdot;
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     f2.pNext = &f11;
     vkGetPhysicalDeviceFeatures2(phys, &f2);
@@ -68,11 +71,13 @@ Gpu::Gpu(VkPhysicalDevice phys, std::string name) : name_(std::move(name)), phys
         throw Error("{} ({}) lacks 16-bit storage buffer access", name_, props_.deviceName);
     if (!f2.features.shaderInt16) throw Error("{} ({}) lacks 16-bit integers in shaders", name_, props_.deviceName);
     features_.fp16 = f12.shaderFloat16;
-    features_.int8_dot = has_extension(phys, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+    features_.int8_dot = has_dot && fdot.shaderIntegerDotProduct;
     features_.memory_budget = has_extension(phys, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
     VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
     sub.pNext = &m3;
+    VkPhysicalDeviceShaderIntegerDotProductPropertiesKHR pdot{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES_KHR};
+    if (has_dot) m3.pNext = &pdot;
     VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
     p2.pNext = &sub;
     vkGetPhysicalDeviceProperties2(phys, &p2);
@@ -84,6 +89,8 @@ Gpu::Gpu(VkPhysicalDevice phys, std::string name) : name_(std::move(name)), phys
         features_.subgroup_shuffle = false;
     features_.shared_tiles = props_.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
     if (const char* v = std::getenv("POCKET_VULKAN_TILES"); v && *v) features_.shared_tiles = std::string_view(v) != "0";
+    features_.int8_products = features_.int8_dot && pdot.integerDotProduct4x8BitPackedSignedAccelerated;
+    if (const char* v = std::getenv("POCKET_VULKAN_INT8"); v && *v) features_.int8_products = features_.int8_dot && std::string_view(v) != "0";
 
     // A compute queue.
     uint32_t nq = 0;
@@ -124,8 +131,14 @@ Gpu::Gpu(VkPhysicalDevice phys, std::string name) : name_(std::move(name)), phys
     VkPhysicalDeviceFeatures2 on{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     on.features.shaderInt16 = VK_TRUE;
     on.pNext = &on11;
+    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR on_dot{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
+    on_dot.shaderIntegerDotProduct = VK_TRUE;
     std::vector<const char*> exts;
     if (features_.memory_budget) exts.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+    if (features_.int8_dot) {
+        exts.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+        on11.pNext = &on_dot;
+    }
     VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     di.pNext = &on;
     di.queueCreateInfoCount = 1;
@@ -181,7 +194,7 @@ std::string Gpu::description() const {
     return fmt::format("{} (Vulkan {}.{}, {}, subgroup {}{}{}{}{})", props_.deviceName, VK_API_VERSION_MAJOR(props_.apiVersion),
                        VK_API_VERSION_MINOR(props_.apiVersion), kind, features_.subgroup_size,
                        features_.subgroup_shuffle ? " with shuffles" : "", features_.fp16 ? ", fp16" : "",
-                       features_.int8_dot ? ", int8 dot" : "", features_.shared_tiles ? ", shared-memory tiles" : "");
+                       features_.int8_products ? ", int8 dot products" : features_.int8_dot ? ", int8 dot (unused: not accelerated)" : "", features_.shared_tiles ? ", shared-memory tiles" : "");
 }
 
 uint64_t Gpu::memory_total() const { return mem_props_.memoryHeaps[local_heap_].size; }

@@ -20,7 +20,11 @@ const char* result_name(VkResult r);
 
 struct Features {
     bool fp16 = false;          // shaderFloat16
-    bool int8_dot = false;      // VK_KHR_shader_integer_dot_product
+    bool int8_dot = false;      // VK_KHR_shader_integer_dot_product (enabled when present)
+    // Q4_0 / Q8_0 products through 8-bit dot products of activations quantized on the fly
+    // (mul_mat_q8.comp): where the driver says 4x8-bit packed signed dots are accelerated;
+    // POCKET_VULKAN_INT8=0/1 overrides (1 needs int8_dot).
+    bool int8_products = false;
     uint32_t subgroup_size = 0;
     bool subgroup_shuffle = false;   // in compute shaders
     bool memory_budget = false; // VK_EXT_memory_budget

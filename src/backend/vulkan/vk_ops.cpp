@@ -174,10 +174,12 @@ Dispatch encode(const Gpu& gpu, const Tensor& node, NodeParams& p) {
         }
         case Op::mul_mat: {
             // Three shapes of one summation order (same bits whichever runs): one column
-            // (decode), a few columns, and prompt batches through shared-memory tiles.
+            // (decode), a few columns, and prompt batches through shared-memory tiles. Q4_0 and
+            // Q8_0 on a device with fast int8 dots: mul_mat_q8.comp for all shapes (its own order).
             const uint64_t n_rows = static_cast<uint64_t>(node.ne[0]), n_cols = static_cast<uint64_t>(node.ne[1]);
-            const bool tiled = gpu.features().shared_tiles && n_cols >= kTiledMinColumns;
-            d.shader = std::string(tiled ? "mul_mm_" : "mul_mat_") + weight_shader_type(a->type);
+            const bool int8 = gpu.features().int8_products && (a->type == GgmlType::Q4_0 || a->type == GgmlType::Q8_0);
+            const bool tiled = !int8 && gpu.features().shared_tiles && n_cols >= kTiledMinColumns;
+            d.shader = std::string(int8 ? "mul_mat_q8_" : tiled ? "mul_mm_" : "mul_mat_") + weight_shader_type(a->type);
             // Tree steps below this stride by subgroup shuffles (same bits as shared memory).
             d.spec2 = gpu.features().subgroup_shuffle ? std::min<uint32_t>(gpu.features().subgroup_size, 32) : 0;
             if (tiled) {

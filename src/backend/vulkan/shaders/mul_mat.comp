@@ -31,6 +31,7 @@ layout(local_size_x = 128) in;   // LANES * GROUPS
 layout(binding = 4) writeonly buffer Dst { float dst[]; };
 
 shared float partial[GROUPS * MAX_ROWS * MAX_COLS][LANES];
+#include "lane_tree.glsl"
 
 void main() {
     // Lanes are numbered through the subgroups, so that lanes l and l ^ s (s < subgroup size)
@@ -73,36 +74,10 @@ void main() {
         }
     }
 
-    // The fixed tree over lanes, per output of this thread's group: the large strides through
-    // shared memory, the small ones by subgroup shuffles when the device has them.
+    // The fixed tree over lanes, per output of this thread's group.
     [[unroll]] for (uint r = 0u; r < ROWS; ++r)
         [[unroll]] for (uint c = 0u; c < COLS; ++c) partial[(group * ROWS + r) * COLS + c][lane] = acc[r][c];
-    barrier();
-    for (uint s = LANES / 2u; s > 0u && s >= shuffle_below; s >>= 1) {
-        if (lane < s)
-            [[unroll]] for (uint r = 0u; r < ROWS; ++r)
-                [[unroll]] for (uint c = 0u; c < COLS; ++c) {
-                    const uint o = (group * ROWS + r) * COLS + c;
-                    precise float v = partial[o][lane] + partial[o][lane + s];
-                    partial[o][lane] = v;
-                }
-        barrier();
-    }
-#if defined(GL_KHR_shader_subgroup_shuffle)
-    if (shuffle_below > 0u) {
-        [[unroll]] for (uint r = 0u; r < ROWS; ++r)
-            [[unroll]] for (uint c = 0u; c < COLS; ++c) {
-                const uint o = (group * ROWS + r) * COLS + c;
-                precise float v = partial[o][lane];
-                for (uint s = min(shuffle_below, LANES) / 2u; s > 0u; s >>= 1) {
-                    precise float w = v + subgroupShuffleXor(v, s);
-                    v = w;
-                }
-                if (lane == 0u) partial[o][0] = v;
-            }
-        barrier();
-    }
-#endif
+    lane_tree(lane, group * ROWS * COLS, ROWS * COLS, shuffle_below);
     // Lane k of the group writes output k of its ROWS x COLS tile.
     if (lane < ROWS * COLS) {
         const uint r = lane / COLS, c = lane % COLS;

@@ -32,6 +32,7 @@ layout(binding = 4) writeonly buffer Dst { float dst[]; };
 shared vec4 w_tile[BM][LANES];              // the chunk of each tile row: lane l's four weights at [r][l]
 shared vec4 x_tile[BN][LANES];              // the chunk of each tile column
 shared float partial[BM * BN][LANES];       // lane sums of every output, for the tree
+#include "lane_tree.glsl"
 
 void main() {
     const uint inv = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
@@ -88,32 +89,7 @@ void main() {
     // The fixed tree over lanes, exactly as mul_mat.comp.
     [[unroll]] for (uint r = 0u; r < ROWS; ++r)
         [[unroll]] for (uint c = 0u; c < COLS; ++c) partial[(group * ROWS + r) * COLS + c][lane] = acc[r][c];
-    barrier();
-    for (uint s = LANES / 2u; s > 0u && s >= shuffle_below; s >>= 1) {
-        if (lane < s)
-            [[unroll]] for (uint r = 0u; r < ROWS; ++r)
-                [[unroll]] for (uint c = 0u; c < COLS; ++c) {
-                    const uint o = (group * ROWS + r) * COLS + c;
-                    precise float v = partial[o][lane] + partial[o][lane + s];
-                    partial[o][lane] = v;
-                }
-        barrier();
-    }
-#if defined(GL_KHR_shader_subgroup_shuffle)
-    if (shuffle_below > 0u) {
-        [[unroll]] for (uint r = 0u; r < ROWS; ++r)
-            [[unroll]] for (uint c = 0u; c < COLS; ++c) {
-                const uint o = (group * ROWS + r) * COLS + c;
-                precise float v = partial[o][lane];
-                for (uint s = min(shuffle_below, LANES) / 2u; s > 0u; s >>= 1) {
-                    precise float w = v + subgroupShuffleXor(v, s);
-                    v = w;
-                }
-                if (lane == 0u) partial[o][0] = v;
-            }
-        barrier();
-    }
-#endif
+    lane_tree(lane, group * ROWS * COLS, ROWS * COLS, shuffle_below);
     // Lane k of the group writes output k of its block.
     const uint r = lane / COLS, c = lane % COLS;
     const uint row = row_base + gr * ROWS + r, col = col_base + gc * COLS + c;
