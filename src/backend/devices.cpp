@@ -22,13 +22,21 @@ bool same_name(std::string_view a, std::string_view b) {
            });
 }
 
+// The CPU is registered at once; GPU drivers are looked for on the first question about
+// devices other than the CPU, so that a CPU-only run (-ngl 0) never loads one (lavapipe's
+// LLVM alone costs 60 MiB and a tenth of a second).
 struct Registry {
     std::mutex mutex;
     std::vector<std::unique_ptr<Device>> devices;
     std::string gpu_problem;
+    bool searched = false;
 
-    Registry() {
-        devices.push_back(cpu::make_cpu_device());
+    Registry() { devices.push_back(cpu::make_cpu_device()); }
+
+    // Call with the mutex held.
+    void search_once() {
+        if (searched) return;
+        searched = true;
         // GPU backends compiled into this binary register their devices here.
 #ifdef POCKET_HAVE_VULKAN
         for (auto& d : vulkan::find_devices(gpu_problem)) devices.push_back(std::move(d));
@@ -51,6 +59,7 @@ Registry& registry() {
 std::vector<Device*> devices() {
     Registry& r = registry();
     std::lock_guard lock(r.mutex);
+    r.search_once();
     std::vector<Device*> out;
     for (auto& d : r.devices) out.push_back(d.get());
     return out;
@@ -59,6 +68,7 @@ std::vector<Device*> devices() {
 std::string gpu_problem() {
     Registry& r = registry();
     std::lock_guard lock(r.mutex);
+    r.search_once();
     return r.gpu_problem;
 }
 
@@ -88,6 +98,7 @@ Device& find_device(std::string_view name) {
 void register_device(std::unique_ptr<Device> device) {
     Registry& r = registry();
     std::lock_guard lock(r.mutex);
+    r.search_once();
     for (auto& d : r.devices)
         if (same_name(d->name(), device->name())) throw Error("device '{}' is already registered", device->name());
     r.devices.push_back(std::move(device));

@@ -60,6 +60,11 @@ Placement Placement::cpu_only(uint32_t n_layer) {
 
 Placement plan_placement(const GgufFile& file, const HParams& hp, const PlacementRequest& request) {
     const uint32_t n_layer = hp.n_layer;
+    if (request.gpu_layers.mode == GpuLayers::Mode::count && request.gpu_layers.count == 0 && request.device.empty()) {
+        Placement p = Placement::cpu_only(n_layer);  // without looking for a GPU driver at all
+        p.summary = "-ngl 0: all layers on the CPU";
+        return p;
+    }
     const std::vector<Device*> gpus = gpu_devices();
     Device* gpu = nullptr;
     if (!request.device.empty()) {

@@ -245,3 +245,25 @@ TEST(Placement, MemoryReportPerDevice) {
 }
 
 }  // namespace
+
+// A Mesa Vulkan driver (libvulkan_<name>.so: lavapipe, radv, anv) mapped into this process.
+static bool vulkan_driver_loaded() {
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line))
+        if (line.find("libvulkan_") != std::string::npos) return true;
+    return false;
+}
+
+// -ngl 0 means the CPU: loading a model that way looks for no GPU, so no driver is loaded
+// (lavapipe's costs 60 MiB of RSS and a tenth of a second in every run).
+TEST(Placement, NglZeroLoadsNoGpuDriver) {
+    POCKET_REQUIRE_SHARED(shared);
+    if (vulkan_driver_loaded()) GTEST_SKIP() << "a Vulkan driver was loaded before this test (run it alone, as ctest does)";
+    auto model = Model::load((shared / "gguf" / "stories260K-f32.gguf").string(), {.gpu_layers = GpuLayers::layers(0)});
+    EXPECT_EQ(model->placement().n_gpu_layers, 0u);
+    EXPECT_FALSE(vulkan_driver_loaded());
+    // The check can fail: asking for the GPUs loads the driver, where this machine has a Mesa one.
+    for (Device* d : gpu_devices())
+        if (d->emulated()) EXPECT_TRUE(vulkan_driver_loaded()) << d->name();
+}
