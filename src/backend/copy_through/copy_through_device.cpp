@@ -21,7 +21,6 @@ constexpr uintptr_t kBias = uintptr_t{1} << 62;
 
 bool is_device_address(const void* p) { return (reinterpret_cast<uintptr_t>(p) & kBias) != 0; }
 void* to_host(void* p) { return reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(p) - kBias); }
-const void* to_host(const void* p) { return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) - kBias); }
 
 class PrivateBuffer final : public Buffer {
 public:
