@@ -169,6 +169,11 @@ Tensor* Graph::gelu(Tensor* a) {
     return new_tensor(GgmlType::F32, a->ne, Op::gelu, {a});
 }
 
+Tensor* Graph::tanh(Tensor* a) {
+    require(is_float(a), Op::tanh, a, nullptr, "operand must be f32");
+    return new_tensor(GgmlType::F32, a->ne, Op::tanh, {a});
+}
+
 Tensor* Graph::swiglu(Tensor* gate, Tensor* up) {
     require(is_float(gate) && is_float(up) && same_shape(gate, up), Op::swiglu, gate, up,
             "operands must be f32 of one shape");

@@ -25,6 +25,7 @@ std::string_view op_name(Op op) {
         case Op::norm: return "norm";
         case Op::silu: return "silu";
         case Op::gelu: return "gelu";
+        case Op::tanh: return "tanh";
         case Op::swiglu: return "swiglu";
         case Op::geglu: return "geglu";
         case Op::soft_max: return "soft_max";

@@ -12,6 +12,10 @@ Tensor* split_heads(Graph& g, Tensor* x, uint32_t head_dim) {
 }
 
 Tensor* attention(Graph& g, const ForwardInputs& in, uint32_t layer, Tensor* q, Tensor* k, Tensor* v) {
+    return attention(g, in, layer, q, k, v, {.scale = 1.0f / std::sqrt(static_cast<float>(in.hp.head_dim_k))});
+}
+
+Tensor* attention(Graph& g, const ForwardInputs& in, uint32_t layer, Tensor* q, Tensor* k, Tensor* v, const AttnParams& p) {
     const HParams& hp = in.hp;
     Tensor& k_cache = in.cache.k(layer);
     Tensor& v_cache = in.cache.v(layer);
@@ -24,8 +28,6 @@ Tensor* attention(Graph& g, const ForwardInputs& in, uint32_t layer, Tensor* q, 
     const size_t v_head = ggml_row_bytes(v_cache.type, hp.head_dim_v).value();
     Tensor* keys = g.view_3d(k_written, hp.head_dim_k, hp.n_head_kv, in.n_kv, k_head, k_cache.nb[1], 0);
     Tensor* values = g.view_3d(v_written, hp.head_dim_v, hp.n_head_kv, in.n_kv, v_head, v_cache.nb[1], 0);
-    AttnParams p;
-    p.scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim_k));
     Tensor* out = g.flash_attn(q, keys, values, in.kq_mask, p);  // [head_dim_v, n_head, n_tokens]
     return g.reshape(out, {hp.head_dim_v * hp.n_head, in.n_tokens, 1, 1});
 }

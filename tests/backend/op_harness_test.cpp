@@ -178,6 +178,7 @@ std::vector<OpCase> all_cases() {
     });
     add("silu", kExact, [](Graph& g, CaseEnv& e) { return g.silu(e.input(g, {67, 9, 1, 1}, -6.0f, 6.0f)); });
     add("gelu", kExact, [](Graph& g, CaseEnv& e) { return g.gelu(e.input(g, {67, 9, 1, 1}, -6.0f, 6.0f)); });
+    add("tanh", kExact, [](Graph& g, CaseEnv& e) { return g.tanh(e.input(g, {67, 9, 1, 1}, -6.0f, 6.0f)); });
     add("swiglu", kExact, [](Graph& g, CaseEnv& e) { return g.swiglu(e.input(g, {67, 9, 1, 1}, -4.0f, 4.0f), e.input(g, {67, 9, 1, 1})); });
     add("geglu", kExact, [](Graph& g, CaseEnv& e) { return g.geglu(e.input(g, {67, 9, 1, 1}, -4.0f, 4.0f), e.input(g, {67, 9, 1, 1})); });
     add("swiglu/views_of_one_tensor", kExact, [](Graph& g, CaseEnv& e) {  // phi3's fused gate_up
@@ -273,6 +274,11 @@ std::vector<OpCase> all_cases() {
                         p.softcap = softcap ? 50.0f : 0.0f;
                         return g.flash_attn(e.input(g, {64, 8, n_q, 1}), k, v, e.mask(g, n_kv, n_q, softcap ? 20 : 0), p);
                     });
+    add("flash_attn/f16/mask_and_layer_window", kAttn, [](Graph& g, CaseEnv& e) {  // gemma2/3's local layers
+        Tensor* k = e.leaf(GgmlType::F16, {48, 2, 40, 1});
+        Tensor* v = e.leaf(GgmlType::F16, {48, 2, 40, 1});
+        return g.flash_attn(e.input(g, {48, 4, 9, 1}), k, v, e.mask(g, 40, 9), {.scale = 0.15f, .softcap = 50.0f, .window = 16});
+    });
     add("flash_attn/f16/kv_view_of_a_longer_cache", kAttn, [](Graph& g, CaseEnv& e) {  // the model's view of n_kv cells
         Tensor* k = e.leaf(GgmlType::F16, {128, 64, 1, 1});
         Tensor* v = e.leaf(GgmlType::F16, {128, 64, 1, 1});

@@ -40,6 +40,7 @@ constexpr std::array<OpEntry, kOpCount> make_op_table() {
     set(Op::norm, cpu::op_norm);
     set(Op::silu, cpu::op_silu);
     set(Op::gelu, cpu::op_gelu);
+    set(Op::tanh, cpu::op_tanh);
     set(Op::swiglu, cpu::op_swiglu);
     set(Op::geglu, cpu::op_geglu);
     set(Op::soft_max, cpu::op_soft_max, cpu::soft_max_work_size);

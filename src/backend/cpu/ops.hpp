@@ -11,6 +11,7 @@ void op_mul(const OpContext& ctx, Tensor& dst);
 void op_scale(const OpContext& ctx, Tensor& dst);
 void op_silu(const OpContext& ctx, Tensor& dst);
 void op_gelu(const OpContext& ctx, Tensor& dst);
+void op_tanh(const OpContext& ctx, Tensor& dst);
 void op_swiglu(const OpContext& ctx, Tensor& dst);
 void op_geglu(const OpContext& ctx, Tensor& dst);
 void op_rms_norm(const OpContext& ctx, Tensor& dst);
