@@ -111,6 +111,15 @@ public:
     // Computes out[j][i] = dot(w row i, x row j); w broadcasts over dims 2, 3.
     Tensor* mul_mat(Tensor* w, Tensor* x);
 
+    // ---- mixture of experts ----------------------------------------------------------------
+    // Indices of the k largest values of each row of a (f32 [n, ...], any strides), largest
+    // first, equal values by lowest index: I32 [k, a.ne1, a.ne2, a.ne3].
+    Tensor* top_k(Tensor* a, int64_t k);
+    // The chosen experts' products: w [k, n, n_expert] (a stack of mul_mat weights),
+    // x f32 [k, 1 or n_used, n_tokens] (contiguous rows), ids I32 [n_used, n_tokens] (the experts
+    // of each token) -> f32 [n, n_used, n_tokens] with out[:, i, t] = w[:, :, ids[i, t]] x[:, i or 0, t],
+    // each element bit for bit what mul_mat(w's expert, x) gives.
+    Tensor* mul_mat_id(Tensor* w, Tensor* x, Tensor* ids);
 
     // ---- rope ----------------------------------------------------------------------------
     // a f32 [head_dim, n_head, n_tokens], pos I32 [n_tokens]; freq_factors f32 [n_rot/2] or null.

@@ -37,6 +37,9 @@ struct HParams {
     RopeParams rope;             // mode from the architecture; base, scale, YaRN from <arch>.rope.*
     uint32_t sliding_window = 0; // <arch>.attention.sliding_window (0: none); the architecture says which layers use it
 
+    uint32_t n_expert = 0;       // <arch>.expert_count (0: a dense feed-forward)
+    uint32_t n_expert_used = 0;  // <arch>.expert_used_count: experts each token goes through
+
     uint32_t n_embd_k_gqa() const { return head_dim_k * n_head_kv; }
     uint32_t n_embd_v_gqa() const { return head_dim_v * n_head_kv; }
 };

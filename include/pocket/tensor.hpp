@@ -34,8 +34,8 @@ enum class Op : uint8_t {
     view, reshape, permute, transpose,
     // element-wise and row ops (all f32 results)
     get_rows, add, mul, scale, rms_norm, norm, silu, gelu, tanh, swiglu, geglu, soft_max,
-    // linear algebra
-    mul_mat,
+    // linear algebra; mixture of experts
+    mul_mat, mul_mat_id, top_k,
     // position encoding
     rope, rope_shift,
     // layout and type changes

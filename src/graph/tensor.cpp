@@ -30,6 +30,8 @@ std::string_view op_name(Op op) {
         case Op::geglu: return "geglu";
         case Op::soft_max: return "soft_max";
         case Op::mul_mat: return "mul_mat";
+        case Op::mul_mat_id: return "mul_mat_id";
+        case Op::top_k: return "top_k";
         case Op::rope: return "rope";
         case Op::rope_shift: return "rope_shift";
         case Op::cont: return "cont";

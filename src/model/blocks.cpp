@@ -32,6 +32,30 @@ Tensor* attention(Graph& g, const ForwardInputs& in, uint32_t layer, Tensor* q, 
     return g.reshape(out, {hp.head_dim_v * hp.n_head, in.n_tokens, 1, 1});
 }
 
+MoeWeights moe_weights(const Model& m, uint32_t layer, int64_t n_embd, int64_t n_ff_exp, int64_t n_expert) {
+    const std::string b = "blk." + std::to_string(layer) + ".";
+    return {m.weight(b + "ffn_gate_inp.weight", {n_embd, n_expert}), m.weight(b + "ffn_gate_exps.weight", {n_embd, n_ff_exp, n_expert}),
+            m.weight(b + "ffn_up_exps.weight", {n_embd, n_ff_exp, n_expert}),
+            m.weight(b + "ffn_down_exps.weight", {n_ff_exp, n_embd, n_expert})};
+}
+
+Tensor* moe_ffn(Graph& g, Tensor* h, const MoeWeights& w, uint32_t n_used) {
+    const int64_t n_embd = h->ne[0], n_tokens = h->ne[1], n_expert = w.gate_inp->ne[1], k = n_used;
+    Tensor* logits = g.mul_mat(w.gate_inp, h);  // [n_expert, n_tokens]
+    Tensor* ids = g.top_k(g.soft_max(logits), k);  // [k, n_tokens]: the most probable experts
+    // Probabilities renormalised over the chosen k are a softmax over the chosen logits.
+    Tensor* chosen = g.get_rows(g.reshape(logits, {1, n_expert, n_tokens, 1}), ids);  // [1, k, n_tokens]
+    Tensor* weights = g.soft_max(g.reshape(chosen, {k, n_tokens, 1, 1}));           // [k, n_tokens]
+    if (!h->is_contiguous()) h = g.cont(h);
+    Tensor* x = g.reshape(h, {n_embd, 1, n_tokens, 1});
+    Tensor* act = g.swiglu(g.mul_mat_id(w.gate_exps, x, ids), g.mul_mat_id(w.up_exps, x, ids));  // [n_ff_exp, k, n_tokens]
+    Tensor* out = g.mul(g.mul_mat_id(w.down_exps, act, ids), g.reshape(weights, {1, k, n_tokens, 1}));  // [n_embd, k, n_tokens]
+    // Sum over the k experts, in slot order.
+    Tensor* sum = g.view_2d(out, n_embd, n_tokens, out->nb[2], 0);
+    for (int64_t i = 1; i < k; ++i) sum = g.add(sum, g.view_2d(out, n_embd, n_tokens, out->nb[2], static_cast<size_t>(i) * out->nb[1]));
+    return k == 1 ? g.cont(sum) : sum;
+}
+
 Tensor* output_rows(Graph& g, const ForwardInputs& in, Tensor* x) {
     if (in.n_out == in.n_tokens) return x;
     return g.get_rows(x, in.out_rows);

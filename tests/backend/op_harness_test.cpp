@@ -259,6 +259,19 @@ std::vector<OpCase> all_cases() {
     add("concat/dim0", kExact, [](Graph& g, CaseEnv& e) { return g.concat(e.input(g, {16, 5, 2, 1}), e.input(g, {9, 5, 2, 1}), 0); });
     add("concat/dim1", kExact, [](Graph& g, CaseEnv& e) { return g.concat(e.input(g, {16, 5, 2, 1}), e.input(g, {16, 3, 2, 1}), 1); });
 
+    // Mixture of experts: the router's top-k (read back through the values it picks) and the
+    // chosen experts' products, activations shared by the slots (gate, up) or one per slot (down).
+    add("top_k", kExact, [](Graph& g, CaseEnv& e) {
+        Tensor* a = e.input(g, {8, 13, 1, 1});
+        return g.get_rows(g.reshape(a, {1, 8, 13, 1}), g.top_k(a, 2));
+    });
+    for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K})
+        for (int64_t rows : {1, 2})
+            add("mul_mat_id/" + type_name(t) + (rows == 1 ? "/shared_rows" : "/row_per_slot"), kMatmul, [=](Graph& g, CaseEnv& e) {
+                Tensor* ids = g.reshape(e.ids(g, {3, 0, 1, 3, 3, 2, 0, 1, 2, 3, 1, 0, 3, 1}), {2, 7, 1, 1});
+                return g.mul_mat_id(e.leaf(t, {256, 48, 4, 1}), e.input(g, {256, rows, 7, 1}), ids);
+            });
+
     // Fused attention: grouped-query heads, every KV type, decode and prefill, odd cache
     // lengths, a mask with a sliding window, soft-capping.
     for (GgmlType t : kKvTypes)

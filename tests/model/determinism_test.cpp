@@ -75,7 +75,8 @@ INSTANTIATE_TEST_SUITE_P(Models, Determinism,
                          ::testing::Values("models/rand-llama-f32.gguf", "models/rand-llama-pure-q4_0.gguf",
                                            "models/rand-llama-mix-q4_k_m.gguf", "models/rand-qwen2-f32.gguf",
                                            "g_arch2/rand-qwen3-f32.gguf", "g_arch2/rand-gemma2-f32.gguf",
-                                           "g_arch2/rand-gemma3-f32.gguf"),
+                                           "g_arch2/rand-gemma3-f32.gguf", "g_arch2/rand-qwen3moe-f32.gguf",
+                                           "g_arch2/rand-llama-moe-f32.gguf"),
                          [](const auto& info) {
                              std::string n = std::filesystem::path(info.param).filename().string();
                              for (auto& ch : n)

@@ -61,7 +61,8 @@ struct Arch2Figures {
 };
 constexpr Arch2Figures kArch2[] = {
     {"rand-qwen3-f32", 4.86e-7, 0.000583},   {"rand-gemma2-f32", 0.0121, 0.133},
-    {"rand-gemma3-f32", 0.00381, 0.00727},
+    {"rand-gemma3-f32", 0.00381, 0.00727},   {"rand-qwen3moe-f32", 3.04e-6, 0.00142},
+    {"rand-llama-moe-f32", 1.82e-6, 0.00217},
 };
 
 // pocket computes tanh-GELU in f32 where ggml's CPU rounds the input to F16 and reads an F16
