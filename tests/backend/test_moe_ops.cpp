@@ -46,7 +46,7 @@ int32_t expert_for(int64_t t, int64_t i, int64_t n_used) {
     return static_cast<int32_t>((pattern[(t * n_used + i) % 13] + i * 3) % 7);  // 7 experts of 8: 7 never chosen
 }
 
-void check_mul_mat_id(GT type, int64_t n_tokens, int64_t n_used, bool per_slot_rows, int n_threads) {
+void check_mul_mat_id(GT type, int64_t n_tokens, int64_t n_used, bool per_slot_rows, int n_threads, bool one_expert = false) {
     SCOPED_TRACE(std::string(ggml_type_info(type).name) + " tokens " + std::to_string(n_tokens) + (per_slot_rows ? " per-slot rows" : "") +
                  " threads " + std::to_string(n_threads));
     const kernels::TypeKernels* kt = kernels::type_kernels(type);
@@ -66,7 +66,7 @@ void check_mul_mat_id(GT type, int64_t n_tokens, int64_t n_used, bool per_slot_r
     fill_random(x, 42);
     std::vector<int32_t> chosen;
     for (int64_t t = 0; t < n_tokens; ++t)
-        for (int64_t i = 0; i < n_used; ++i) chosen.push_back(expert_for(t, i, n_used));
+        for (int64_t i = 0; i < n_used; ++i) chosen.push_back(one_expert ? 1 : expert_for(t, i, n_used));
     tensor_set(*ids, chosen.data(), chosen.size() * sizeof(int32_t));
     r.sched.compute(g);
     ASSERT_EQ(out->ne[0], n);
@@ -95,6 +95,11 @@ TEST(MoeOps, MulMatIdIsTheChosenExpertsVecDotBitwise) {
                 check_mul_mat_id(type, n_tokens, 2, false, threads);
                 check_mul_mat_id(type, n_tokens, 3, true, threads);
             }
+}
+
+// Every slot of every token on one expert: more rows for it than there are tokens.
+TEST(MoeOps, MulMatIdOneExpertForEverySlot) {
+    for (int threads : {1, 3}) check_mul_mat_id(GT::Q8_0, 20, 3, true, threads, /*one_expert=*/true);
 }
 
 TEST(MoeOps, MulMatIdRejectsMismatchedIds) {

@@ -41,7 +41,7 @@ Layout layout_of(const Tensor& node, int nth) {
     l.lists = l.gathered + round_up(l.a_row * static_cast<size_t>(n_rows), kScratchAlign);
     // per expert: first list entry (n_expert + 1 offsets), then the list of rows
     l.temp = l.lists + round_up(sizeof(int64_t) * static_cast<size_t>(w.ne[2] + 1 + n_rows), kScratchAlign);
-    l.temp_bytes = sizeof(float) * static_cast<size_t>(kTile * ids.ne[1]);  // an expert has at most one row per token
+    l.temp_bytes = sizeof(float) * static_cast<size_t>(kTile * n_rows);  // one expert may have every row (ids may repeat)
     l.total = l.temp + per_thread_bytes(l.temp_bytes, nth);
     return l;
 }
