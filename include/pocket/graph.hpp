@@ -99,6 +99,7 @@ public:
     Tensor* norm(Tensor* a, float eps);            // (x - mean) / sqrt(var + eps), per row
     Tensor* silu(Tensor* a);                       // x * sigmoid(x)
     Tensor* gelu(Tensor* a);                       // tanh approximation, as ggml_gelu
+    Tensor* tanh(Tensor* a);                       // soft-capping: scale(tanh(scale(x, 1/cap)), cap)
     Tensor* swiglu(Tensor* gate, Tensor* up);      // silu(gate) * up
     Tensor* geglu(Tensor* gate, Tensor* up);       // gelu(gate) * up
     // Softmax over ne[0]; mask (optional, f32 [ne0, >=ne1], broadcast over dims 2, 3) is added
@@ -109,6 +110,16 @@ public:
     // w [k, n] (any type with kernels: f32, f16, q4_0 ...) x [k, m, b2, b3] f32 -> f32 [n, m, b2, b3].
     // Computes out[j][i] = dot(w row i, x row j); w broadcasts over dims 2, 3.
     Tensor* mul_mat(Tensor* w, Tensor* x);
+
+    // ---- mixture of experts ----------------------------------------------------------------
+    // Indices of the k largest values of each row of a (f32 [n, ...], any strides), largest
+    // first, equal values by lowest index: I32 [k, a.ne1, a.ne2, a.ne3].
+    Tensor* top_k(Tensor* a, int64_t k);
+    // The chosen experts' products: w [k, n, n_expert] (a stack of mul_mat weights),
+    // x f32 [k, 1 or n_used, n_tokens] (contiguous rows), ids I32 [n_used, n_tokens] (the experts
+    // of each token) -> f32 [n, n_used, n_tokens] with out[:, i, t] = w[:, :, ids[i, t]] x[:, i or 0, t],
+    // each element bit for bit what mul_mat(w's expert, x) gives.
+    Tensor* mul_mat_id(Tensor* w, Tensor* x, Tensor* ids);
 
     // ---- rope ----------------------------------------------------------------------------
     // a f32 [head_dim, n_head, n_tokens], pos I32 [n_tokens]; freq_factors f32 [n_rot/2] or null.
@@ -136,6 +147,7 @@ public:
     //   k    f32/f16/q8_0 [d, n_head_kv, n_kv]
     //   v    f32/f16/q8_0 [dv, n_head_kv, n_kv]
     //   mask f32 [n_kv, >= n_q] or null: added to the scores; -inf cells are skipped
+    //   p.window > 0 narrows each query to the window of cells ending at its last visible one
     // n_head must be a multiple of n_head_kv (grouped-query: head h reads kv head h / (n_head/n_head_kv)).
     // Result f32 [dv, n_head, n_q], contiguous: reshape to [dv * n_head, n_q] for the output projection.
     Tensor* flash_attn(Tensor* q, Tensor* k, Tensor* v, Tensor* mask, const AttnParams& p);

@@ -35,7 +35,10 @@ struct HParams {
     uint32_t n_rot = 0;          // <arch>.rope.dimension_count (default: head_dim_k)
     float norm_eps = 1e-5f;      // <arch>.attention.layer_norm_rms_epsilon
     RopeParams rope;             // mode from the architecture; base, scale, YaRN from <arch>.rope.*
-    uint32_t sliding_window = 0; // <arch>.attention.sliding_window (0: none)
+    uint32_t sliding_window = 0; // <arch>.attention.sliding_window (0: none); the architecture says which layers use it
+
+    uint32_t n_expert = 0;       // <arch>.expert_count (0: a dense feed-forward)
+    uint32_t n_expert_used = 0;  // <arch>.expert_used_count: experts each token goes through
 
     uint32_t n_embd_k_gqa() const { return head_dim_k * n_head_kv; }
     uint32_t n_embd_v_gqa() const { return head_dim_v * n_head_kv; }
@@ -50,6 +53,9 @@ public:
     // Per-dimension rope frequency factors (llama3's rope_freqs) of a layer, needed to
     // re-rotate its cached keys in a context shift; null when the model has none.
     virtual Tensor* rope_freq_factors(uint32_t /*layer*/) const { return nullptr; }
+    // The rope a layer's keys were rotated with, needed by the same shift: the model's
+    // (HParams::rope) unless the architecture gives its layers their own (gemma3).
+    virtual RopeParams layer_rope(uint32_t /*layer*/, const RopeParams& model_rope) const { return model_rope; }
 };
 
 struct ModelLoadOptions {

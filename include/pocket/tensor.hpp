@@ -33,9 +33,9 @@ enum class Op : uint8_t {
     // views: no computation, the result aliases src[0]'s memory
     view, reshape, permute, transpose,
     // element-wise and row ops (all f32 results)
-    get_rows, add, mul, scale, rms_norm, norm, silu, gelu, swiglu, geglu, soft_max,
-    // linear algebra
-    mul_mat,
+    get_rows, add, mul, scale, rms_norm, norm, silu, gelu, tanh, swiglu, geglu, soft_max,
+    // linear algebra; mixture of experts
+    mul_mat, mul_mat_id, top_k,
     // position encoding
     rope, rope_shift,
     // layout and type changes
@@ -82,7 +82,11 @@ struct AttnParams {
     float scale = 1.0f;          // usually 1/sqrt(head_dim)
     float softcap = 0.0f;        // gemma2: scores -> softcap * tanh(scores / softcap)
     int32_t causal = 0;          // implicit causal mask: query t sits at kv position n_kv - n_q + t
-    int32_t window = 0;          // with causal: sliding window length (0: unlimited)
+    // Sliding window length (0: unlimited): the query sees only the `window` cells ending at its
+    // own, which with causal is its kv position and with a mask the last cell its row lets
+    // through (a causal mask always lets a query see itself). Cells masked in between stay
+    // masked. Gemma's layers differ in window, so it is the layer's, not the mask's.
+    int32_t window = 0;
 };
 
 // Flags on a tensor.

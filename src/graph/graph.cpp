@@ -169,6 +169,11 @@ Tensor* Graph::gelu(Tensor* a) {
     return new_tensor(GgmlType::F32, a->ne, Op::gelu, {a});
 }
 
+Tensor* Graph::tanh(Tensor* a) {
+    require(is_float(a), Op::tanh, a, nullptr, "operand must be f32");
+    return new_tensor(GgmlType::F32, a->ne, Op::tanh, {a});
+}
+
 Tensor* Graph::swiglu(Tensor* gate, Tensor* up) {
     require(is_float(gate) && is_float(up) && same_shape(gate, up), Op::swiglu, gate, up,
             "operands must be f32 of one shape");
@@ -202,6 +207,26 @@ Tensor* Graph::mul_mat(Tensor* w, Tensor* x) {
             "w does not broadcast over x's dims 2, 3");
     require(w->nb[0] == w->type_info().block_bytes, Op::mul_mat, w, x, "weight rows must be contiguous");
     return new_tensor(GgmlType::F32, {w->ne[1], x->ne[1], x->ne[2], x->ne[3]}, Op::mul_mat, {w, x});
+}
+
+// ---- mixture of experts ---------------------------------------------------------------------
+
+Tensor* Graph::top_k(Tensor* a, int64_t k) {
+    require(is_float(a), Op::top_k, a, nullptr, "operand must be f32");
+    require(k >= 1 && k <= a->ne[0], Op::top_k, a, nullptr, "k must be in [1, ne[0]]");
+    Tensor* t = new_tensor(GgmlType::I32, {k, a->ne[1], a->ne[2], a->ne[3]}, Op::top_k, {a});
+    return t;
+}
+
+Tensor* Graph::mul_mat_id(Tensor* w, Tensor* x, Tensor* ids) {
+    require(is_float(x) && x->nb[0] == sizeof(float), Op::mul_mat_id, w, x, "activations must be f32 with contiguous rows");
+    require(w->ne[0] == x->ne[0], Op::mul_mat_id, w, x, "row lengths differ");
+    require(w->ne[3] == 1 && x->ne[3] == 1, Op::mul_mat_id, w, x, "at most 3 dims");
+    require(w->nb[0] == w->type_info().block_bytes, Op::mul_mat_id, w, x, "weight rows must be contiguous");
+    require(ids->type == GgmlType::I32 && ids->ne[2] == 1 && ids->ne[3] == 1 && ids->ne[1] == x->ne[2], Op::mul_mat_id, x, ids,
+            "ids must be i32 [n_used, n_tokens]");
+    require(x->ne[1] == 1 || x->ne[1] == ids->ne[0], Op::mul_mat_id, x, ids, "x.ne[1] must be 1 or n_used");
+    return new_tensor(GgmlType::F32, {w->ne[1], ids->ne[0], ids->ne[1], 1}, Op::mul_mat_id, {w, x, ids});
 }
 
 // ---- rope -----------------------------------------------------------------------------------

@@ -25,10 +25,13 @@ std::string_view op_name(Op op) {
         case Op::norm: return "norm";
         case Op::silu: return "silu";
         case Op::gelu: return "gelu";
+        case Op::tanh: return "tanh";
         case Op::swiglu: return "swiglu";
         case Op::geglu: return "geglu";
         case Op::soft_max: return "soft_max";
         case Op::mul_mat: return "mul_mat";
+        case Op::mul_mat_id: return "mul_mat_id";
+        case Op::top_k: return "top_k";
         case Op::rope: return "rope";
         case Op::rope_shift: return "rope_shift";
         case Op::cont: return "cont";

@@ -12,6 +12,10 @@ Tensor* split_heads(Graph& g, Tensor* x, uint32_t head_dim) {
 }
 
 Tensor* attention(Graph& g, const ForwardInputs& in, uint32_t layer, Tensor* q, Tensor* k, Tensor* v) {
+    return attention(g, in, layer, q, k, v, {.scale = 1.0f / std::sqrt(static_cast<float>(in.hp.head_dim_k))});
+}
+
+Tensor* attention(Graph& g, const ForwardInputs& in, uint32_t layer, Tensor* q, Tensor* k, Tensor* v, const AttnParams& p) {
     const HParams& hp = in.hp;
     Tensor& k_cache = in.cache.k(layer);
     Tensor& v_cache = in.cache.v(layer);
@@ -24,10 +28,32 @@ Tensor* attention(Graph& g, const ForwardInputs& in, uint32_t layer, Tensor* q, 
     const size_t v_head = ggml_row_bytes(v_cache.type, hp.head_dim_v).value();
     Tensor* keys = g.view_3d(k_written, hp.head_dim_k, hp.n_head_kv, in.n_kv, k_head, k_cache.nb[1], 0);
     Tensor* values = g.view_3d(v_written, hp.head_dim_v, hp.n_head_kv, in.n_kv, v_head, v_cache.nb[1], 0);
-    AttnParams p;
-    p.scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim_k));
     Tensor* out = g.flash_attn(q, keys, values, in.kq_mask, p);  // [head_dim_v, n_head, n_tokens]
     return g.reshape(out, {hp.head_dim_v * hp.n_head, in.n_tokens, 1, 1});
+}
+
+MoeWeights moe_weights(const Model& m, uint32_t layer, int64_t n_embd, int64_t n_ff_exp, int64_t n_expert) {
+    const std::string b = "blk." + std::to_string(layer) + ".";
+    return {m.weight(b + "ffn_gate_inp.weight", {n_embd, n_expert}), m.weight(b + "ffn_gate_exps.weight", {n_embd, n_ff_exp, n_expert}),
+            m.weight(b + "ffn_up_exps.weight", {n_embd, n_ff_exp, n_expert}),
+            m.weight(b + "ffn_down_exps.weight", {n_ff_exp, n_embd, n_expert})};
+}
+
+Tensor* moe_ffn(Graph& g, Tensor* h, const MoeWeights& w, uint32_t n_used) {
+    const int64_t n_embd = h->ne[0], n_tokens = h->ne[1], n_expert = w.gate_inp->ne[1], k = n_used;
+    Tensor* logits = g.mul_mat(w.gate_inp, h);  // [n_expert, n_tokens]
+    Tensor* ids = g.top_k(g.soft_max(logits), k);  // [k, n_tokens]: the most probable experts
+    // Probabilities renormalised over the chosen k are a softmax over the chosen logits.
+    Tensor* chosen = g.get_rows(g.reshape(logits, {1, n_expert, n_tokens, 1}), ids);  // [1, k, n_tokens]
+    Tensor* weights = g.soft_max(g.reshape(chosen, {k, n_tokens, 1, 1}));           // [k, n_tokens]
+    if (!h->is_contiguous()) h = g.cont(h);
+    Tensor* x = g.reshape(h, {n_embd, 1, n_tokens, 1});
+    Tensor* act = g.swiglu(g.mul_mat_id(w.gate_exps, x, ids), g.mul_mat_id(w.up_exps, x, ids));  // [n_ff_exp, k, n_tokens]
+    Tensor* out = g.mul(g.mul_mat_id(w.down_exps, act, ids), g.reshape(weights, {1, k, n_tokens, 1}));  // [n_embd, k, n_tokens]
+    // Sum over the k experts, in slot order.
+    Tensor* sum = g.view_2d(out, n_embd, n_tokens, out->nb[2], 0);
+    for (int64_t i = 1; i < k; ++i) sum = g.add(sum, g.view_2d(out, n_embd, n_tokens, out->nb[2], static_cast<size_t>(i) * out->nb[1]));
+    return k == 1 ? g.cont(sum) : sum;
 }
 
 Tensor* output_rows(Graph& g, const ForwardInputs& in, Tensor* x) {

@@ -147,14 +147,13 @@ void Context::run_ubatch(std::span<const TokenId> tokens, bool all_logits, size_
     tensor_set(*s.pos, s.i32.data(), s.i32.size() * sizeof(int32_t));
     for (int64_t t = 0; t < n_tokens; ++t) s.i32[static_cast<size_t>(t)] = static_cast<int32_t>(n_past_ + t);
     tensor_set(*s.kv_rows, s.i32.data(), s.i32.size() * sizeof(int32_t));
-    // Token t sees the cells of its sequence up to its own; a sliding window limits that to
-    // the last `window` positions.
+    // Token t sees the cells of its sequence up to its own. A sliding window is a property of
+    // the layers that have one (AttnParams::window), not of this mask.
     const float ninf = -std::numeric_limits<float>::infinity();
     s.mask.assign(static_cast<size_t>(n_kv * n_tokens), ninf);
-    const int64_t window = hp.sliding_window;
     for (int64_t t = 0; t < n_tokens; ++t) {
         const int64_t cell = n_past_ + t;
-        const int64_t first = window > 0 ? std::max<int64_t>(seq_start(cell), cell - window + 1) : seq_start(cell);
+        const int64_t first = seq_start(cell);
         std::fill(s.mask.begin() + t * n_kv + first, s.mask.begin() + t * n_kv + cell + 1, 0.0f);
     }
     tensor_set(*s.kq_mask, s.mask.data(), s.mask.size() * sizeof(float));
@@ -226,7 +225,7 @@ void Context::shift(uint32_t n_keep, uint32_t n_discard) {
         Tensor& k = s_->cache->k(l);
         const size_t head = ggml_row_bytes(k.type, hp.head_dim_k).value();
         Tensor* cells = g.view_3d(&k, hp.head_dim_k, hp.n_head_kv, n_move, head, k.nb[1], n_keep * k.nb[1]);
-        g.mark_output(g.rope_shift(cells, delta, hp.rope, model_.architecture().rope_freq_factors(l)));
+        g.mark_output(g.rope_shift(cells, delta, model_.architecture().layer_rope(l, hp.rope), model_.architecture().rope_freq_factors(l)));
     }
     const Placement& placement = model_.placement();
     Scheduler sched(s_->backend_list, [&placement](int layer) { return placement.device_index(layer); });

@@ -40,6 +40,10 @@ HParams read_hparams(const GgufFile& f) {
         throw Error("{}: {}rope.dimension_count {} does not fit head size {}", f.path(), a, hp.n_rot, hp.head_dim_k);
     hp.norm_eps = optf("attention.layer_norm_rms_epsilon", 1e-5f);
     hp.sliding_window = opt("attention.sliding_window", 0);
+    hp.n_expert = opt("expert_count", 0);
+    hp.n_expert_used = opt("expert_used_count", 0);
+    if (hp.n_expert > 0 && (hp.n_expert_used == 0 || hp.n_expert_used > hp.n_expert))
+        throw Error("{}: {}expert_used_count {} must be between 1 and {}expert_count {}", f.path(), a, hp.n_expert_used, a, hp.n_expert);
 
     hp.rope.mode = rope_mode_of(hp.arch);
     hp.rope.n_rot = static_cast<int32_t>(hp.n_rot);

@@ -173,6 +173,7 @@ std::vector<OpCase> all_cases() {
     });
     add("silu", kExact, [](Graph& g, CaseEnv& e) { return g.silu(e.input(g, {67, 9, 1, 1}, -6.0f, 6.0f)); });
     add("gelu", kExact, [](Graph& g, CaseEnv& e) { return g.gelu(e.input(g, {67, 9, 1, 1}, -6.0f, 6.0f)); });
+    add("tanh", kExact, [](Graph& g, CaseEnv& e) { return g.tanh(e.input(g, {67, 9, 1, 1}, -6.0f, 6.0f)); });
     add("swiglu", kExact, [](Graph& g, CaseEnv& e) { return g.swiglu(e.input(g, {67, 9, 1, 1}, -4.0f, 4.0f), e.input(g, {67, 9, 1, 1})); });
     add("geglu", kExact, [](Graph& g, CaseEnv& e) { return g.geglu(e.input(g, {67, 9, 1, 1}, -4.0f, 4.0f), e.input(g, {67, 9, 1, 1})); });
     add("swiglu/views_of_one_tensor", kExact, [](Graph& g, CaseEnv& e) {  // phi3's fused gate_up
@@ -257,6 +258,19 @@ std::vector<OpCase> all_cases() {
     add("concat/dim0", kExact, [](Graph& g, CaseEnv& e) { return g.concat(e.input(g, {16, 5, 2, 1}), e.input(g, {9, 5, 2, 1}), 0); });
     add("concat/dim1", kExact, [](Graph& g, CaseEnv& e) { return g.concat(e.input(g, {16, 5, 2, 1}), e.input(g, {16, 3, 2, 1}), 1); });
 
+    // Mixture of experts: the router's top-k (read back through the values it picks) and the
+    // chosen experts' products, activations shared by the slots (gate, up) or one per slot (down).
+    add("top_k", kExact, [](Graph& g, CaseEnv& e) {
+        Tensor* a = e.input(g, {8, 13, 1, 1});
+        return g.get_rows(g.reshape(a, {1, 8, 13, 1}), g.top_k(a, 2));
+    });
+    for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K})
+        for (int64_t rows : {1, 2})
+            add("mul_mat_id/" + type_name(t) + (rows == 1 ? "/shared_rows" : "/row_per_slot"), kMatmul, [=](Graph& g, CaseEnv& e) {
+                Tensor* ids = g.reshape(e.ids(g, {3, 0, 1, 3, 3, 2, 0, 1, 2, 3, 1, 0, 3, 1}), {2, 7, 1, 1});
+                return g.mul_mat_id(e.leaf(t, {256, 48, 4, 1}), e.input(g, {256, rows, 7, 1}), ids);
+            });
+
     // Fused attention: grouped-query heads, every KV type, decode and prefill, odd cache
     // lengths, a mask with a sliding window, soft-capping.
     for (GgmlType t : kKvTypes)
@@ -272,6 +286,11 @@ std::vector<OpCase> all_cases() {
                         p.softcap = softcap ? 50.0f : 0.0f;
                         return g.flash_attn(e.input(g, {64, 8, n_q, 1}), k, v, e.mask(g, n_kv, n_q, softcap ? 20 : 0), p);
                     });
+    add("flash_attn/f16/mask_and_layer_window", kAttn, [](Graph& g, CaseEnv& e) {  // gemma2/3's local layers
+        Tensor* k = e.leaf(GgmlType::F16, {48, 2, 40, 1});
+        Tensor* v = e.leaf(GgmlType::F16, {48, 2, 40, 1});
+        return g.flash_attn(e.input(g, {48, 4, 9, 1}), k, v, e.mask(g, 40, 9), {.scale = 0.15f, .softcap = 50.0f, .window = 16});
+    });
     add("flash_attn/f16/kv_view_of_a_longer_cache", kAttn, [](Graph& g, CaseEnv& e) {  // the model's view of n_kv cells
         Tensor* k = e.leaf(GgmlType::F16, {128, 64, 1, 1});
         Tensor* v = e.leaf(GgmlType::F16, {128, 64, 1, 1});

@@ -55,7 +55,8 @@ TEST(CpuOps, UnaryAndGatedActivations) {
     Tensor* ge = g.gelu(a);
     Tensor* sw = g.swiglu(a, u);
     Tensor* gg = g.geglu(a, u);
-    for (Tensor* t : {sc, si, ge, sw, gg}) g.mark_output(t);
+    Tensor* th = g.tanh(a);
+    for (Tensor* t : {sc, si, ge, sw, gg, th}) g.mark_output(t);
     r.sched.allocate(g);
     fill_random(a->view_src, 3, -6.0f, 6.0f);
     fill_random(u, 4);
@@ -67,6 +68,7 @@ TEST(CpuOps, UnaryAndGatedActivations) {
     expect_close(*sc, [&](auto i0, auto i1, auto i2, auto i3) { return get_f32(*a, i0, i1, i2, i3) * 0.37; });
     expect_close(*si, [&](auto i0, auto i1, auto i2, auto i3) { return silu(get_f32(*a, i0, i1, i2, i3)); });
     expect_close(*ge, [&](auto i0, auto i1, auto i2, auto i3) { return gelu(get_f32(*a, i0, i1, i2, i3)); });
+    expect_close(*th, [&](auto i0, auto i1, auto i2, auto i3) { return std::tanh(get_f32(*a, i0, i1, i2, i3)); });
     expect_close(*sw, [&](auto i0, auto i1, auto i2, auto i3) {
         return silu(get_f32(*a, i0, i1, i2, i3)) * get_f32(*u, i0, i1, i2, i3);
     });

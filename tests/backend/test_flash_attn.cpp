@@ -1,6 +1,7 @@
 // The fused attention against naive attention, softmax(q k^T * scale + mask) v, computed in
 // double from the same (dequantized) K and V: prefill and decode, grouped-query heads,
-// causal with and without a sliding window, an explicit mask, soft-capping, f32/f16/q8_0 caches.
+// causal with and without a sliding window, an explicit mask with and without one, soft-capping,
+// f32/f16/q8_0 caches.
 #include "op_test_util.hpp"
 
 #include <algorithm>
@@ -70,6 +71,10 @@ void run_case(const AttnCase& c) {
         for (int64_t h = 0; h < c.n_head; ++h) {
             const int64_t hk = h / group;
             const int64_t pos = c.n_kv - c.n_q + t;
+            // With a mask, a window ends at the last cell the query's row lets through.
+            int64_t last = pos;
+            if (mask)
+                while (last > 0 && std::isinf(m[t * c.n_kv + last])) --last;
             std::vector<double> s(static_cast<size_t>(c.n_kv));
             double mx = -INFINITY;
             for (int64_t j = 0; j < c.n_kv; ++j) {
@@ -79,6 +84,7 @@ void run_case(const AttnCase& c) {
                 if (c.p.softcap > 0) x = c.p.softcap * std::tanh(x / c.p.softcap);
                 if (mask) x += m[t * c.n_kv + j];
                 if (c.p.causal && (j > pos || (c.p.window > 0 && j <= pos - c.p.window))) x = -INFINITY;
+                if (!c.p.causal && mask && c.p.window > 0 && j <= last - c.p.window) x = -INFINITY;
                 s[j] = x;
                 mx = std::max(mx, x);
             }
@@ -104,6 +110,8 @@ TEST(FlashAttn, MatchesNaiveAttention) {
         {"explicit mask, dv != d", 64, 32, 4, 2, 9, 45, GT::F32, {s64, 0, 0, 0}, true},
         {"softcap", 64, 64, 2, 1, 4, 40, GT::F32, {s64, 3.0f, 1, 0}, false},
         {"f16 cache with mask", 64, 64, 4, 2, 6, 65, GT::F16, {s64, 0, 0, 0}, true},
+        {"mask with a sliding window and softcap (gemma2)", 48, 48, 4, 2, 20, 70, GT::F16, {0.15f, 5.0f, 0, 16}, true},
+        {"mask with a window wider than the cells", 64, 64, 2, 1, 3, 33, GT::F32, {s64, 0, 0, 40}, true},
         {"q8_0 cache causal gqa", 64, 64, 8, 2, 3, 33, GT::Q8_0, {s64, 0, 1, 0}, false},
     };
     for (const auto& c : cases) run_case(c);

@@ -63,6 +63,27 @@ TEST(ContextShift, ExactOnAOneLayerModel) {
     fs::remove(p);
 }
 
+// gemma3's sliding-window layers rope with their own base (rope.freq_base_swa, 10000, not the
+// model's 1e6): the shift must re-rotate their keys with that rope, not the model's.
+TEST(ContextShift, ExactOnAOneLayerGemma3WithItsLocalRope) {
+    POCKET_REQUIRE_SHARED(shared);
+    const fs::path p = fs::temp_directory_path() / ("pocket-shift-gemma3-" + std::to_string(::getpid()) + ".gguf");
+    tools::SynthOptions o;
+    o.preset = "gemma3-1b";
+    o.output = p.string();
+    o.type = "f32";
+    o.n_layer = 1;
+    o.vocab = (shared / "gguf" / "stories260K-f32.gguf").string();
+    tools::synth_model(o);
+    const auto model = Model::load(p.string());
+    std::vector<TokenId> tokens;
+    for (int i = 0; i < 40; ++i) tokens.push_back(3 + (i * 37) % 500);
+    const double worst = shift_vs_recompute(*model, tokens, 4, 9);
+    std::cout << "[ observed ] gemma3 1 local layer, keep 4, drop 9: max |delta logit| = " << worst << "\n";
+    EXPECT_LT(worst, 1e-4);
+    fs::remove(p);
+}
+
 TEST(ContextShift, ReportsTheApproximationOnStories) {
     const auto model = Model::load((test::source_dir() / "models" / "stories260K.gguf").string());
     const auto tokens = model->tokenizer().tokenize(

@@ -39,7 +39,7 @@ class Determinism : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(Determinism, BitwiseAcrossThreadsAndBatches) {
     POCKET_REQUIRE_SHARED(shared);
-    auto model = Model::load((shared / "reference" / "models" / GetParam()).string());
+    auto model = Model::load((shared / "reference" / GetParam()).string());
     std::ifstream in(shared / "reference" / "tokens" / "seq64.json");
     const auto tokens = nlohmann::json::parse(in).get<std::vector<int32_t>>();
     const auto base = all_logits(*model, tokens, 1, 512, false);
@@ -57,7 +57,7 @@ TEST_P(Determinism, OnTheGpuBitwiseAcrossBatchesAndRuns) {
     POCKET_REQUIRE_SHARED(shared);
     const std::vector<Device*> gpus = gpu_devices();
     if (gpus.empty()) GTEST_SKIP() << "no GPU device on this machine";
-    auto model = Model::load((shared / "reference" / "models" / GetParam()).string(),
+    auto model = Model::load((shared / "reference" / GetParam()).string(),
                              {.gpu_layers = GpuLayers::all(), .device = std::string(gpus.front()->name())});
     ASSERT_EQ(model->placement().n_gpu_layers, model->hparams().n_layer + 1);
     std::ifstream in(shared / "reference" / "tokens" / "seq64.json");
@@ -72,10 +72,13 @@ TEST_P(Determinism, OnTheGpuBitwiseAcrossBatchesAndRuns) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, Determinism,
-                         ::testing::Values("rand-llama-f32.gguf", "rand-llama-pure-q4_0.gguf", "rand-llama-mix-q4_k_m.gguf",
-                                           "rand-qwen2-f32.gguf"),
+                         ::testing::Values("models/rand-llama-f32.gguf", "models/rand-llama-pure-q4_0.gguf",
+                                           "models/rand-llama-mix-q4_k_m.gguf", "models/rand-qwen2-f32.gguf",
+                                           "g_arch2/rand-qwen3-f32.gguf", "g_arch2/rand-gemma2-f32.gguf",
+                                           "g_arch2/rand-gemma3-f32.gguf", "g_arch2/rand-qwen3moe-f32.gguf",
+                                           "g_arch2/rand-llama-moe-f32.gguf"),
                          [](const auto& info) {
-                             std::string n = info.param;
+                             std::string n = std::filesystem::path(info.param).filename().string();
                              for (auto& ch : n)
                                  if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                              return n;

@@ -1,6 +1,6 @@
 // Logits and greedy continuations against llama.cpp's, for every case of
 // ../shared/reference/manifest.json (sections a, b and c), with the bounds that
-// MANIFEST.md's "Tolerances to test with" states. Each case runs on the CPU, and when this
+// MANIFEST.md's "Tolerances to test with" states, and of g_arch2/manifest.json. Each case runs on the CPU, and when this
 // machine has a GPU device (lavapipe's Vulkan0 in CI), split with it (-ngl 1) and wholly on it
 // (-ngl all), within the same bound.
 #include "pocket/context.hpp"
@@ -52,6 +52,57 @@ std::vector<int32_t> ids_of(const json& j, const fs::path& ref) {
     return json::parse(in).get<std::vector<int32_t>>();
 }
 
+// g_arch2/README.md, "Observed llama.cpp self-variation": how far llama.cpp's kv_f32 file is
+// from a float64 forward, and how far its own kv f16 run is from its kv f32 run.
+struct Arch2Figures {
+    const char* model;
+    double vs_float64;  // llama.cpp kv f32 vs float64 (max of logits and gen_logits)
+    double kv_f16;      // llama.cpp kv f16 vs kv f32
+};
+constexpr Arch2Figures kArch2[] = {
+    {"rand-qwen3-f32", 4.86e-7, 0.000583},   {"rand-gemma2-f32", 0.0121, 0.133},
+    {"rand-gemma3-f32", 0.00381, 0.00727},   {"rand-qwen3moe-f32", 3.04e-6, 0.00142},
+    {"rand-llama-moe-f32", 1.82e-6, 0.00217},
+};
+
+// pocket computes tanh-GELU in f32 where ggml's CPU rounds the input to F16 and reads an F16
+// table, so on gemma2/gemma3 it sits where the float64 forward sits: kv f32 bound 1.5x
+// llama.cpp's distance from float64, at least c_arch's 1e-5 for f32 models. With KV f16 both
+// round K to F16 but llama.cpp (FA off) also rounds Q for the K product while pocket's fused
+// attention keeps Q in f32: the bound adds llama.cpp's own kv f16 vs kv f32 spread.
+double arch2_bound(const std::string& model, GgmlType kv) {
+    for (const Arch2Figures& f : kArch2)
+        if (model == f.model) {
+            const double f32_bound = std::max(1e-5, 1.5 * f.vs_float64);
+            return kv == GgmlType::F16 ? f32_bound + f.kv_f16 : f32_bound;
+        }
+    return -1;  // a model this build does not run yet
+}
+
+// ../shared/reference/g_arch2/manifest.json: the same cases as c_arch, in its own file.
+void load_arch2_cases(const fs::path& ref, std::vector<Case>& cases) {
+    std::ifstream in(ref / "g_arch2" / "manifest.json");
+    if (!in) return;
+    const json m = json::parse(in);
+    std::ifstream tin(ref / "tokens" / "seq64.json");
+    const auto tokens = json::parse(tin).get<std::vector<int32_t>>();
+    for (const auto& [model, entry] : m["files"].items()) {
+        for (const auto& [case_name, c] : entry["cases"].items()) {
+            Case k;
+            k.name = model + "/" + case_name;
+            k.gguf = ref / "g_arch2" / entry["gguf"].get<std::string>();
+            k.tokens = tokens;
+            k.kv = case_name.ends_with("kv_f16") ? GgmlType::F16 : GgmlType::F32;
+            k.logits = ref / "g_arch2" / c["logits"].get<std::string>();
+            if (c.contains("gen_logits")) k.gen_logits = ref / "g_arch2" / c["gen_logits"].get<std::string>();
+            k.greedy = c["greedy_tokens"].get<std::vector<int32_t>>();
+            k.margins = c["greedy_top2_margin"].get<std::vector<double>>();
+            k.bound = arch2_bound(model, k.kv);
+            if (k.bound > 0) cases.push_back(std::move(k));
+        }
+    }
+}
+
 std::vector<Case> load_cases() {
     std::vector<Case> cases;
     const auto shared = test::shared_dir();
@@ -79,6 +130,7 @@ std::vector<Case> load_cases() {
             }
         }
     }
+    load_arch2_cases(ref, cases);
     return cases;
 }
 

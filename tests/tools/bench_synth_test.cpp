@@ -56,6 +56,29 @@ TEST(Synth, TakesARealVocabulary) {
     fs::remove(p);
 }
 
+// The new architectures' presets, cut to one layer and a 512-token vocabulary: they load
+// (every tensor the architecture asks for, of the shape it expects) and run.
+TEST(Synth, NewArchitecturePresetsLoadAndRun) {
+    POCKET_REQUIRE_SHARED(shared);
+    for (const char* preset : {"qwen3-0.6b", "gemma3-1b"}) {
+        SCOPED_TRACE(preset);
+        const fs::path p = fs::temp_directory_path() / (std::string("pocket-synth-") + preset + "-" + std::to_string(::getpid()) + ".gguf");
+        tools::SynthOptions o;
+        o.preset = preset;
+        o.output = p.string();
+        o.vocab = (shared / "gguf" / "stories260K-f32.gguf").string();
+        o.n_layer = 1;
+        tools::synth_model(o);
+        auto model = Model::load(p.string());
+        EXPECT_EQ(model->hparams().arch, std::string(preset).substr(0, 5) == "gemma" ? "gemma3" : "qwen3");
+        Context ctx(*model, {.n_ctx = 64, .n_threads = 2});
+        const std::vector<TokenId> tokens{1, 5, 9, 200};
+        ctx.decode(tokens);
+        for (float l : ctx.last_logits()) ASSERT_TRUE(std::isfinite(l));
+        fs::remove(p);
+    }
+}
+
 TEST(Bench, JsonHasLlamaBenchFields) {
     const fs::path p = synth_tiny("f32");
     tools::BenchOptions o;

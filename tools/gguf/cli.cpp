@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
 
     pocket::tools::SynthOptions synth_options;
     auto* synth = app.add_subcommand("synth", "write a random-weight model of a realistic shape");
-    synth->add_option("--preset", synth_options.preset, "llama-3.2-1b, tinyllama-1.1b, llama-7b, qwen2-0.5b or tiny")
+    synth->add_option("--preset", synth_options.preset, "llama-3.2-1b, tinyllama-1.1b, llama-7b, qwen2-0.5b, qwen3-0.6b, qwen3moe-small, gemma3-1b or tiny")
         ->capture_default_str();
     synth->add_option("-o,--output", synth_options.output, "output GGUF")->required();
     synth->add_option("--vocab", synth_options.vocab, "copy tokenizer.* from this GGUF (e.g. shared/vocab/ggml-vocab-llama3.gguf)");

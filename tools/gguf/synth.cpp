@@ -56,6 +56,9 @@ const std::vector<SynthShape>& synth_presets() {
         {"llama-7b", "llama", 4096, 32, 32, 32, 11008, 32000, 4096, 10000.0f, false, false},
         {"qwen2-0.5b", "qwen2", 896, 24, 14, 2, 4864, 151936, 32768, 1000000.0f, true, true},
         {"tiny", "llama", 256, 2, 8, 4, 768, 512, 2048, 10000.0f, false, false},
+        {"qwen3-0.6b", "qwen3", 1024, 28, 16, 8, 3072, 151936, 40960, 1000000.0f, true, false, 128, true},
+        {"qwen3moe-small", "qwen3moe", 2048, 8, 32, 4, 6144, 151936, 40960, 1000000.0f, false, false, 128, true, 32, 8, 768},
+        {"gemma3-1b", "gemma3", 1152, 26, 4, 1, 6912, 262144, 32768, 1000000.0f, true, false, 256, true, 0, 0, 0, 512},
     };
     return presets;
 }
@@ -64,7 +67,9 @@ uint64_t synth_model(const SynthOptions& o) {
     const SynthShape* shape = nullptr;
     for (const auto& p : synth_presets())
         if (p.name == o.preset) shape = &p;
-    if (!shape) throw Error("unknown preset '{}' (llama-3.2-1b, tinyllama-1.1b, llama-7b, qwen2-0.5b, tiny)", o.preset);
+    if (!shape)
+        throw Error("unknown preset '{}' (llama-3.2-1b, tinyllama-1.1b, llama-7b, qwen2-0.5b, qwen3-0.6b, qwen3moe-small, gemma3-1b, tiny)",
+                    o.preset);
     SynthShape s = *shape;
     if (o.n_layer > 0) s.n_layer = static_cast<uint32_t>(o.n_layer);
     const auto type = ggml_type_from_name(o.type);
@@ -91,7 +96,21 @@ uint64_t synth_model(const SynthOptions& o) {
     w.set<float>(a + "rope.freq_base", s.rope_base);
     w.set<float>(a + "attention.layer_norm_rms_epsilon", 1e-5f);
     w.set<uint32_t>(a + "vocab_size", s.n_vocab);
-    w.set<uint32_t>(a + "rope.dimension_count", s.n_embd / s.n_head);
+    const uint32_t head_dim = s.head_dim ? s.head_dim : s.n_embd / s.n_head;
+    w.set<uint32_t>(a + "rope.dimension_count", head_dim);
+    if (s.head_dim) {
+        w.set<uint32_t>(a + "attention.key_length", head_dim);
+        w.set<uint32_t>(a + "attention.value_length", head_dim);
+    }
+    if (s.n_expert) {
+        w.set<uint32_t>(a + "expert_count", s.n_expert);
+        w.set<uint32_t>(a + "expert_used_count", s.n_expert_used);
+        w.set<uint32_t>(a + "expert_feed_forward_length", s.n_ff_exp);
+    }
+    if (s.sliding_window) {
+        w.set<uint32_t>(a + "attention.sliding_window", s.sliding_window);
+        w.set<float>(a + "rope.freq_base_swa", 10000.0f);
+    }
     if (vocab) {
         for (const auto& kv : vocab->metadata())
             if (kv.key.starts_with("tokenizer.")) w.set_value(kv.key, kv.value);
@@ -116,20 +135,22 @@ uint64_t synth_model(const SynthOptions& o) {
     struct Pending { GgmlType type; int64_t n; bool ones; };
     std::vector<Pending> order;
     uint64_t n_params = 0;
-    auto add = [&](const std::string& name, std::initializer_list<int64_t> ne, bool matrix) {
-        const GgmlType t = matrix ? *type : GgmlType::F32;
+    // matrix: random N(0, 0.02) in the chosen type; else a norm weight near 1 in f32. f32_matrix:
+    // a random matrix kept in f32 (the MoE router).
+    auto add = [&](const std::string& name, std::initializer_list<int64_t> ne, bool matrix, bool f32_matrix = false) {
+        const GgmlType t = matrix && !f32_matrix ? *type : GgmlType::F32;
         w.add_tensor(name, t, std::span<const int64_t>(ne.begin(), ne.size()));
         int64_t n = 1;
         for (auto x : ne) n *= x;
         order.push_back({t, n, !matrix});
         n_params += static_cast<uint64_t>(n);
     };
-    const int64_t d = s.n_embd, hd = s.n_embd / s.n_head, kv = hd * s.n_head_kv;
+    const int64_t d = s.n_embd, hd = head_dim, q = hd * s.n_head, kv = hd * s.n_head_kv;
     add("token_embd.weight", {d, s.n_vocab}, true);
     for (uint32_t l = 0; l < s.n_layer; ++l) {
         const std::string b = "blk." + std::to_string(l) + ".";
         add(b + "attn_norm.weight", {d}, false);
-        add(b + "attn_q.weight", {d, d}, true);
+        add(b + "attn_q.weight", {d, q}, true);
         add(b + "attn_k.weight", {d, kv}, true);
         add(b + "attn_v.weight", {d, kv}, true);
         if (s.qkv_bias) {
@@ -137,11 +158,25 @@ uint64_t synth_model(const SynthOptions& o) {
             add(b + "attn_k.bias", {kv}, false);
             add(b + "attn_v.bias", {kv}, false);
         }
-        add(b + "attn_output.weight", {d, d}, true);
+        if (s.qk_norm) {
+            add(b + "attn_q_norm.weight", {hd}, false);
+            add(b + "attn_k_norm.weight", {hd}, false);
+        }
+        add(b + "attn_output.weight", {q, d}, true);
+        if (s.sliding_window) add(b + "post_attention_norm.weight", {d}, false);
         add(b + "ffn_norm.weight", {d}, false);
-        add(b + "ffn_gate.weight", {d, s.n_ff}, true);
-        add(b + "ffn_up.weight", {d, s.n_ff}, true);
-        add(b + "ffn_down.weight", {s.n_ff, d}, true);
+        if (s.n_expert) {
+            const int64_t e = s.n_expert, f = s.n_ff_exp;
+            add(b + "ffn_gate_inp.weight", {d, e}, true, true);  // the router stays f32, as llama-quantize leaves it
+            add(b + "ffn_gate_exps.weight", {d, f, e}, true);
+            add(b + "ffn_up_exps.weight", {d, f, e}, true);
+            add(b + "ffn_down_exps.weight", {f, d, e}, true);
+        } else {
+            add(b + "ffn_gate.weight", {d, s.n_ff}, true);
+            add(b + "ffn_up.weight", {d, s.n_ff}, true);
+            add(b + "ffn_down.weight", {s.n_ff, d}, true);
+        }
+        if (s.sliding_window) add(b + "post_ffw_norm.weight", {d}, false);
     }
     add("output_norm.weight", {d}, false);
     if (!s.tied_output) add("output.weight", {d, s.n_vocab}, true);

@@ -14,9 +14,14 @@ struct SynthShape {
     float rope_base;
     bool tied_output;        // no output.weight
     bool qkv_bias;           // qwen2
+    uint32_t head_dim = 0;   // attention.key_length when the heads are not n_embd / n_head wide (0: they are)
+    bool qk_norm = false;    // qwen3, qwen3moe, gemma3: attn_q_norm / attn_k_norm
+    uint32_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;  // qwen3moe: expert_count, expert_used_count, expert width
+    uint32_t sliding_window = 0;  // gemma3: its 5 local layers' window; post norms
 };
 
-// Presets: llama-3.2-1b, tinyllama-1.1b, llama-7b, qwen2-0.5b, and tiny (for tests).
+// Presets: llama-3.2-1b, tinyllama-1.1b, llama-7b, qwen2-0.5b, qwen3-0.6b, qwen3moe-small
+// (Qwen3-30B-A3B's layer with 32 of its 128 experts, 8 layers), gemma3-1b, and tiny (for tests).
 const std::vector<SynthShape>& synth_presets();
 
 struct SynthOptions {

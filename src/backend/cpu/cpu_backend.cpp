@@ -40,10 +40,13 @@ constexpr std::array<OpEntry, kOpCount> make_op_table() {
     set(Op::norm, cpu::op_norm);
     set(Op::silu, cpu::op_silu);
     set(Op::gelu, cpu::op_gelu);
+    set(Op::tanh, cpu::op_tanh);
     set(Op::swiglu, cpu::op_swiglu);
     set(Op::geglu, cpu::op_geglu);
     set(Op::soft_max, cpu::op_soft_max, cpu::soft_max_work_size);
     set(Op::mul_mat, cpu::op_mul_mat, cpu::mul_mat_work_size);
+    set(Op::mul_mat_id, cpu::op_mul_mat_id, cpu::mul_mat_id_work_size);
+    set(Op::top_k, cpu::op_top_k);
     set(Op::rope, cpu::op_rope, cpu::rope_work_size);
     set(Op::rope_shift, cpu::op_rope_shift, cpu::rope_work_size);
     set(Op::cont, cpu::op_cont, cpu::copy_work_size);
@@ -75,7 +78,8 @@ public:
         const Tensor* a = node.src[0];
         switch (node.op) {
             case Op::get_rows: return cpu::to_f32_fn(a->type) && a->nb[0] == a->type_info().block_bytes;
-            case Op::mul_mat: return cpu::mul_mat_supported(node);
+            case Op::mul_mat:
+            case Op::mul_mat_id: return cpu::mul_mat_supported(node);
             case Op::flash_attn: return cpu::to_f32_fn(node.src[1]->type) && cpu::to_f32_fn(node.src[2]->type);
             case Op::cpy: return cpu::to_f32_fn(a->type) && cpu::from_f32_fn(node.src[1]->type);
             case Op::set_rows: return cpu::from_f32_fn(a->type);
@@ -152,7 +156,8 @@ private:
     // Rough count of multiply-adds, to tell ops worth splitting from ops that are not.
     static int64_t op_cost(const Tensor& node) {
         switch (node.op) {
-            case Op::mul_mat: return node.src[0]->ne[0] * node.nelements();
+            case Op::mul_mat:
+            case Op::mul_mat_id: return node.src[0]->ne[0] * node.nelements();
             case Op::flash_attn: return node.src[0]->ne[0] * node.src[1]->ne[2] * node.src[0]->ne[1] * node.src[0]->ne[2];
             case Op::set_rows: return node.src[1]->nelements();
             case Op::cpy: return node.src[0]->nelements();

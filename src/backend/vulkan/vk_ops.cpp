@@ -124,6 +124,10 @@ bool supports(const Gpu& gpu, const Tensor& node) {
         case Op::flash_attn: {
             const Tensor* k = node.src[1];
             const Tensor* v = node.src[2];
+            // The shader applies a window only with the implicit causal rule; a layer's window
+            // over a mask (gemma2, gemma3) runs on the CPU.
+            const auto ap = node.params<AttnParams>();
+            if (ap.window > 0 && !ap.causal) return false;
             return is_f32(a) && store_type(k->type) && k->type == v->type && a->ne[0] <= 256 && v->ne[0] <= 256 &&
                    (!node.src[3] || is_f32(node.src[3])) && a->ne[2] <= 65535;
         }

@@ -1,6 +1,8 @@
-// llama: Llama 2 and 3, Mistral, TinyLlama. Pre-norm (RMSNorm), rotary attention over
+// llama: Llama 2 and 3, Mistral, TinyLlama, Mixtral. Pre-norm (RMSNorm), rotary attention over
 // adjacent pairs with grouped-query heads, SwiGLU feed-forward; tied output when the file
 // has no output.weight; llama3's per-dimension rope frequency factors when it has rope_freqs.
+// With expert_count (Mixtral) every feed-forward is a mixture of experts, each expert
+// feed_forward_length wide (llama.cpp reads no expert_feed_forward_length for llama).
 #include "model/architectures.hpp"
 #include "model/blocks.hpp"
 
@@ -16,10 +18,11 @@ struct LlamaLayer {
     Tensor* wv;         // [n_embd, n_head_kv * head_dim]
     Tensor* wo;         // [n_head * head_dim, n_embd]
     Tensor* ffn_norm;   // [n_embd]
-    Tensor* w_gate;     // [n_embd, n_ff]
-    Tensor* w_up;       // [n_embd, n_ff]
-    Tensor* w_down;     // [n_ff, n_embd]
+    Tensor* w_gate;     // [n_embd, n_ff], null with experts
+    Tensor* w_up;       // [n_embd, n_ff], null with experts
+    Tensor* w_down;     // [n_ff, n_embd], null with experts
     Tensor* rope_freqs; // [n_rot / 2] or null: the model's one rope_freqs, on this layer's device
+    MoeWeights moe;     // with experts: router [n_embd, n_expert], experts [n_embd, n_ff, n_expert] (down: [n_ff, n_embd, n_expert])
 };
 
 class Llama final : public Architecture {
@@ -30,12 +33,15 @@ public:
         tok_embd_ = m.weight("token_embd.weight", {d, hp.n_vocab});
         for (uint32_t l = 0; l < hp.n_layer; ++l) {
             const std::string b = "blk." + std::to_string(l) + ".";
+            const bool moe = hp.n_expert > 0;
+            auto dense = [&](const char* name, std::initializer_list<int64_t> shape) { return moe ? nullptr : m.weight(b + name, shape); };
             layers_.push_back({m.weight(b + "attn_norm.weight", {d}), m.weight(b + "attn_q.weight", {d, q}),
                                m.weight(b + "attn_k.weight", {d, kv}), m.weight(b + "attn_v.weight", {d, vv}),
                                m.weight(b + "attn_output.weight", {hp.n_head * hp.head_dim_v, d}),
-                               m.weight(b + "ffn_norm.weight", {d}), m.weight(b + "ffn_gate.weight", {d, hp.n_ff}),
-                               m.weight(b + "ffn_up.weight", {d, hp.n_ff}), m.weight(b + "ffn_down.weight", {hp.n_ff, d}),
-                               m.optional_weight("rope_freqs.weight", {hp.n_rot / 2}, static_cast<int>(l))});
+                               m.weight(b + "ffn_norm.weight", {d}), dense("ffn_gate.weight", {d, hp.n_ff}),
+                               dense("ffn_up.weight", {d, hp.n_ff}), dense("ffn_down.weight", {hp.n_ff, d}),
+                               m.optional_weight("rope_freqs.weight", {hp.n_rot / 2}, static_cast<int>(l)),
+                               moe ? moe_weights(m, l, d, hp.n_ff, hp.n_expert) : MoeWeights{}});
         }
         output_norm_ = m.weight("output_norm.weight", {d});
         output_ = m.optional_weight("output.weight", {d, hp.n_vocab});
@@ -56,7 +62,8 @@ public:
             x = g.add(x, g.mul_mat(w.wo, attention(g, in, l, q, k, v)));
             // feed-forward
             h = g.mul(g.rms_norm(x, hp.norm_eps), w.ffn_norm);
-            x = g.add(x, g.mul_mat(w.w_down, g.swiglu(g.mul_mat(w.w_gate, h), g.mul_mat(w.w_up, h))));
+            if (hp.n_expert > 0) x = g.add(x, moe_ffn(g, h, w.moe, hp.n_expert_used));
+            else x = g.add(x, g.mul_mat(w.w_down, g.swiglu(g.mul_mat(w.w_gate, h), g.mul_mat(w.w_up, h))));
         }
         g.set_layer(static_cast<int>(hp.n_layer));
         x = output_rows(g, in, x);

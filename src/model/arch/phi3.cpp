@@ -1,5 +1,7 @@
 // phi3: llama with the q, k and v projections fused into one matrix (rows [Q; K; V]) and
 // the gate and up projections fused likewise ([gate; up]); rotary attention over halves.
+// Phi-3-mini's files store attention.sliding_window = 2047, which llama.cpp ignores (its Phi
+// SWA is disabled): every layer attends to the whole context here too.
 #include "model/architectures.hpp"
 #include "model/blocks.hpp"
 

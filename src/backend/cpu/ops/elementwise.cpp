@@ -66,5 +66,6 @@ void op_scale(const OpContext& ctx, Tensor& dst) {
 }
 void op_silu(const OpContext& ctx, Tensor& dst) { unary(ctx, dst, silu); }
 void op_gelu(const OpContext& ctx, Tensor& dst) { unary(ctx, dst, gelu); }
+void op_tanh(const OpContext& ctx, Tensor& dst) { unary(ctx, dst, [](float x) { return std::tanh(x); }); }
 
 }  // namespace pocket::cpu

@@ -82,6 +82,8 @@ void op_flash_attn(const OpContext& ctx, Tensor& dst) {
         if (mrow) {
             while (begin < end && masked(begin)) ++begin;
             while (end > begin && masked(end - 1)) --end;
+            // A sliding window over a mask: the query sits at the last cell it may see.
+            if (!p.causal && p.window > 0) begin = std::max(begin, end - p.window);
         }
         return std::pair{begin, end};
     };
