@@ -264,6 +264,12 @@ std::vector<OpCase> all_cases() {
         Tensor* a = e.input(g, {8, 13, 1, 1});
         return g.get_rows(g.reshape(a, {1, 8, 13, 1}), g.top_k(a, 2));
     });
+    add("top_k/ties_to_the_lowest_index", kExact, [](Graph& g, CaseEnv& e) {  // values j and j + 8 tie
+        Tensor* x = e.input(g, {8, 13, 1, 1});
+        Tensor* a = g.concat(x, x, 0);
+        // The picks, seen through other numbers at those places: a wrong tie shows.
+        return g.get_rows(g.reshape(e.input(g, {16, 13, 1, 1}), {1, 16, 13, 1}), g.top_k(a, 3));
+    });
     for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K})
         for (int64_t rows : {1, 2})
             add("mul_mat_id/" + type_name(t) + (rows == 1 ? "/shared_rows" : "/row_per_slot"), kMatmul, [=](Graph& g, CaseEnv& e) {

@@ -105,12 +105,17 @@ bool supports(const Gpu& gpu, const Tensor& node) {
         case Op::scale:
         case Op::silu:
         case Op::gelu:
+        case Op::tanh:
         case Op::rms_norm:
         case Op::norm: return is_f32(a);
         case Op::soft_max: return is_f32(a) && (!b || is_f32(b));
         case Op::mul_mat:
             return weight_shader_type(a->type) && rows_packed(*a) && is_f32(b) && node.ne[0] <= 65535 * 8 && node.ne[1] <= 65535 * 8 &&
                    node.ne[2] * node.ne[3] <= 65535;
+        case Op::top_k: return is_f32(a) && a->ne[0] <= 4096;
+        case Op::mul_mat_id:
+            return weight_shader_type(a->type) && rows_packed(*a) && is_f32(b) && node.src[2]->type == GgmlType::I32 &&
+                   node.ne[0] <= 65535 * 16 && node.ne[1] <= 65535 && node.ne[2] <= 65535;
         case Op::rope: return is_f32(a) && (!node.src[2] || is_f32(node.src[2]));
         case Op::rope_shift: return (a->type == GgmlType::F32 || a->type == GgmlType::F16) && (!node.src[2] || is_f32(node.src[2]));
         case Op::cont: return (a->type == GgmlType::F32 || a->type == GgmlType::F16) && node.type == a->type;
@@ -124,10 +129,6 @@ bool supports(const Gpu& gpu, const Tensor& node) {
         case Op::flash_attn: {
             const Tensor* k = node.src[1];
             const Tensor* v = node.src[2];
-            // The shader applies a window only with the implicit causal rule; a layer's window
-            // over a mask (gemma2, gemma3) runs on the CPU.
-            const auto ap = node.params<AttnParams>();
-            if (ap.window > 0 && !ap.causal) return false;
             return is_f32(a) && store_type(k->type) && k->type == v->type && a->ne[0] <= 256 && v->ne[0] <= 256 &&
                    (!node.src[3] || is_f32(node.src[3])) && a->ne[2] <= 65535;
         }
@@ -154,6 +155,8 @@ Dispatch encode(const Gpu& gpu, const Tensor& node, NodeParams& p) {
         case Op::geglu: d.shader = "geglu"; d.groups = grid(ceil_div(n_elements, 256)); break;
         case Op::silu: d.shader = "silu"; d.groups = grid(ceil_div(n_elements, 256)); break;
         case Op::gelu: d.shader = "gelu"; d.groups = grid(ceil_div(n_elements, 256)); break;
+        case Op::tanh: d.shader = "tanh"; d.groups = grid(ceil_div(n_elements, 256)); break;
+        case Op::top_k: d.shader = "top_k"; d.groups = grid(ceil_div(static_cast<uint64_t>(a->nrows()), 64)); break;
         case Op::scale:
             d.shader = "scale";
             p.f[0] = node.params<float>();
@@ -197,6 +200,16 @@ Dispatch encode(const Gpu& gpu, const Tensor& node, NodeParams& p) {
             }
             break;
         }
+        case Op::mul_mat_id:
+            // One workgroup per (slot, token) and 16 rows: the decode shape of mul_mat, so each
+            // output is summed in mul_mat's order whatever the batch.
+            d.shader = std::string("mul_mat_id_") + weight_shader_type(a->type);
+            d.spec0 = 4;
+            d.spec1 = 1;
+            d.spec2 = gpu.features().subgroup_shuffle ? std::min<uint32_t>(gpu.features().subgroup_size, 32) : 0;
+            d.groups = {static_cast<uint32_t>(ceil_div(static_cast<uint64_t>(node.ne[0]), 16)), static_cast<uint32_t>(node.ne[1]),
+                        static_cast<uint32_t>(node.ne[2])};
+            break;
         case Op::rope:
         case Op::rope_shift: {
             const auto rp = node.params<RopeParams>();

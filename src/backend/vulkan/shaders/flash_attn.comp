@@ -2,7 +2,8 @@
 // Fused attention for one (query, head) per workgroup of 32 lanes: an online softmax over
 // blocks of 32 kv cells. q = src0 f32 [d, n_head, n_q]; k = src1, v = src2 (KV_F32 / KV_F16 /
 // KV_Q8_0) [d|dv, n_head_kv, n_kv]; mask = src3 f32 [n_kv, >= n_q] when i.z != 0; result f32
-// [dv, n_head, n_q]. Params: f.x scale, f.y softcap, i.x causal, i.y window.
+// [dv, n_head, n_q]. Params: f.x scale, f.y softcap, i.x causal, i.y window (with i.x, after
+// the causal rule; without, over the mask's last visible cell).
 //
 // Fixed order, independent of the batch: lane l scores cell 32b + l (its d products in order);
 // block maximum and sum by a fixed tree; output dim j (owned by lane j % 32) accumulates the
@@ -59,6 +60,18 @@ void main() {
     for (uint e = lane; e < d; e += 32u) q_s[e] = SRC0_F(h * P.nb[0].y + t * P.nb[0].z + e * P.nb[0].x);
     barrier();
 
+    // A layer's sliding window over a mask (gemma2, gemma3): the query sits at the last cell
+    // its mask row leaves visible, and sees the `window` cells ending there.
+    int window_start = 0;
+    if (P.i.x == 0 && P.i.y > 0 && P.i.z != 0) {
+        float last = -1.0;
+        for (uint c = lane; c < n_kv; c += 32u) {
+            const float mv = SRC3_F(t * P.nb[3].y + c * P.nb[3].x);
+            if (!(isinf(mv) && mv < 0.0)) last = max(last, float(c));
+        }
+        window_start = int(tree(last, true)) + 1 - P.i.y;
+    }
+
     float acc[MAX_D / 32u];
     [[unroll]] for (uint k = 0u; k < MAX_D / 32u; ++k) acc[k] = 0.0;
     float m = ninf, sum = 0.0;
@@ -70,6 +83,7 @@ void main() {
         if (cell < n_kv) {
             float mv = P.i.z != 0 ? SRC3_F(t * P.nb[3].y + cell * P.nb[3].x) : 0.0;
             if (P.i.x != 0 && (int(cell) > pos || (P.i.y > 0 && int(cell) <= pos - P.i.y))) mv = ninf;
+            if (int(cell) < window_start) mv = ninf;
             if (!(isinf(mv) && mv < 0.0)) {
                 const uint krow = hk * P.nb[1].y + cell * P.nb[1].z;
                 precise float dot_ = 0.0;

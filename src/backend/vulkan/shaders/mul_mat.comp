@@ -1,6 +1,6 @@
 #version 450
 // dst[i3][i2][j][i] = dot(row i of src0 (weights, any TYPE_*), row j of src1 (f32)), with src0
-// broadcast over dims 2, 3 as ggml does.
+// broadcast over dims 2, 3 as ggml does. With MUL_MAT_ID defined: mul_mat_id (see main).
 //
 // Every output is summed in one fixed order, whatever the batch size, tile or device: lane l
 // (of 32) takes elements 4l..4l+3 of every 128 (4l..4l+3, 128+4l.., ...) and adds their
@@ -40,11 +40,24 @@ void main() {
     const uint lane = inv % LANES, group = inv / LANES;
     // Shuffles only within the subgroup size this dispatch really got.
     const uint shuffle_below = min(SHUFFLE_BELOW, gl_SubgroupSize);
+#if defined(MUL_MAT_ID)
+    // mul_mat_id: dst[t][i] = expert ids[t][i] (src0's dim 2) times column i (or 0) of
+    // token t's activations; one column per workgroup (COLS = 1), so the order is mul_mat's.
+    const uint K = P.ne[0].x, N = P.ne[0].y, M = 1u;
+    const uint i = gl_WorkGroupID.y, t = gl_WorkGroupID.z;
+    const uint expert = min(uint(SRC2_I(i * P.nb[2].x + t * P.nb[2].y)), P.ne[0].z - 1u);
+    const uint row0 = (gl_WorkGroupID.x * GROUPS + group) * ROWS, col0 = 0u;
+    const uint w_base = expert * P.nb[0].z;
+    const uint x_base = (P.ne[1].y == 1u ? 0u : i) * P.nb[1].y + t * P.nb[1].z;
+    const uint d_base = P.offs_d.x + t * P.nb[4].z + i * P.nb[4].y;
+#else
     const uint K = P.ne[0].x, N = P.ne[0].y, M = P.ne[1].y;
     const uint i23 = gl_WorkGroupID.z, i2 = i23 % P.ne[1].z, i3 = i23 / P.ne[1].z;
     const uint row0 = (gl_WorkGroupID.x * GROUPS + group) * ROWS, col0 = gl_WorkGroupID.y * COLS;
     const uint w_base = (i2 / (P.ne[1].z / P.ne[0].z)) * P.nb[0].z + (i3 / (P.ne[1].w / P.ne[0].w)) * P.nb[0].w;
     const uint x_base = i2 * P.nb[1].z + i3 * P.nb[1].w;
+    const uint d_base = P.offs_d.x + i3 * P.nb[4].w + i2 * P.nb[4].z;
+#endif
     const uint n_chunks = (K + 127u) / 128u;
 
     uint w_row[MAX_ROWS];
@@ -83,7 +96,7 @@ void main() {
         const uint r = lane / COLS, c = lane % COLS;
         const uint row = row0 + r, col = col0 + c;
         if (row < N && col < M)
-            dst[(P.offs_d.x + i3 * P.nb[4].w + i2 * P.nb[4].z + col * P.nb[4].y + row * 4u) >> 2] =
+            dst[(d_base + col * P.nb[4].y + row * 4u) >> 2] =
                 partial[(group * ROWS + r) * COLS + c][0];
     }
 }

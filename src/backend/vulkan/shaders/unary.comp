@@ -1,5 +1,5 @@
 #version 450
-// scale (by f.x), silu, gelu.
+// scale (by f.x), silu, gelu, tanh.
 #include "common.glsl"
 #include "elementwise.glsl"
 
@@ -13,5 +13,8 @@ void main() {
     store(i, silu(a));
 #elif defined(OP_GELU)
     store(i, gelu(a));
+#elif defined(OP_TANH)
+    // 1 - 2 / (e^2|a| + 1): no inf / inf for large |a| (soft-capping feeds it large logits).
+    store(i, sign(a) * (1.0 - 2.0 / (exp(2.0 * abs(a)) + 1.0)));
 #endif
 }
