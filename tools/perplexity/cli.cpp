@@ -3,6 +3,7 @@
 #include "../common/devices.hpp"
 #include "perplexity.hpp"
 #include "pocket/error.hpp"
+#include "pocket/output_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <unistd.h>
 
@@ -54,6 +56,15 @@ int main(int argc, char** argv) {
     try {
         if (kl && kl_base.empty()) throw pocket::Error("--kl-divergence needs --kl-divergence-base FILE");
         (kl ? o.kl_base_in : o.kl_base_out) = kl_base;
+        // Before any work: the base file must not be the model or the text, and its
+        // temporary is made now, so that a file that cannot be written fails at once.
+        std::unique_ptr<pocket::tools::KlBaseWriter> kl_writer;
+        if (!o.kl_base_out.empty()) {
+            pocket::check_output_file(o.kl_base_out, {model_path, text_path});
+            pocket::remove_temporaries_on_signals();
+            kl_writer = std::make_unique<pocket::tools::KlBaseWriter>(o.kl_base_out);
+            o.kl_writer = kl_writer.get();
+        }
         auto type = [](const std::string& n) {
             auto t = pocket::ggml_type_from_name(n);
             if (!t) throw pocket::Error("unknown KV cache type '{}'", n);

@@ -2,6 +2,7 @@
 //   quantize [options] IN.gguf OUT.gguf TYPE [nthreads]
 //   quantize [options] IN.gguf TYPE [nthreads]          (writes ggml-model-TYPE.gguf beside IN)
 #include "pocket/error.hpp"
+#include "pocket/output_file.hpp"
 #include "quantize_command.hpp"
 
 #include <CLI/CLI.hpp>
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
         if (next < args.size()) c.options.n_threads = thread_count(args[next]);
         if (next + 1 < args.size()) throw CLI::ValidationError("args", "unexpected '" + args[next + 1] + "'");
         if (c.options.n_threads == 0) c.options.n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        pocket::remove_temporaries_on_signals();  // no .OUT.tmp.XXXXXX left by Ctrl-C
         pocket::tools::run_quantize(c, stdout, stderr);
         return 0;
     } catch (const pocket::Error& e) {
