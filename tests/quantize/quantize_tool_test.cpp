@@ -98,3 +98,18 @@ TEST(QuantizeTool, InterruptLeavesNoTemporary) {
     EXPECT_EQ(pocket::test::wait_exit(pid), 130);
     EXPECT_EQ(dir.n_entries(), 1u) << "only the input is left";
 }
+
+TEST(QuantizeTool, ThreadCountInRangeAndRepeatedFlagsTakeTheLast) {
+    pocket::test::ScratchDir dir;
+    pocket::test::write_text(dir / "m.gguf", "model bytes");
+    Result r = run_quantize((dir / "m.gguf").string() + " " + (dir / "q.gguf").string() + " Q8_0 99999", dir.path());
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("nthreads 99999: must be between 0 and 4096"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    // The last --output-tensor-type is the one checked: a bad first one is forgotten.
+    r = run_quantize("--output-tensor-type nonsense --output-tensor-type q8_0 " + (dir / "m.gguf").string() + " " +
+                         (dir / "q.gguf").string() + " Q8_0", dir.path());
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err.find("nonsense"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("m.gguf"), std::string::npos) << "fails on the model, not the flags: " << r.err;
+}

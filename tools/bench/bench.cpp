@@ -1,5 +1,7 @@
 #include "bench.hpp"
 
+#include "../common/flag_checks.hpp"
+
 #include "kernels/kernels.hpp"
 #include "pocket/context.hpp"
 #include "pocket/error.hpp"
@@ -37,7 +39,19 @@ double seconds(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
+// Every value in its range before any arithmetic with it (pp + tg + 1 must not overflow, nor
+// a 2^31-token prompt be allocated); one line naming the flag when not.
+static void check_bench_options(const BenchOptions& o) {
+    for (int p : o.n_prompt) check_range("-p", p, 0, kMaxTokens);
+    for (int n : o.n_gen) check_range("-n", n, 0, kMaxTokens);
+    for (int t : o.threads) check_threads("-t", t);
+    check_range("-b", o.n_batch, 1, kMaxTokens);
+    check_range("-ub", o.n_ubatch, 1, kMaxTokens);
+    check_range("-r", o.repetitions, 1, 1000000);
+}
+
 std::vector<BenchResult> run_bench(const BenchOptions& o) {
+    check_bench_options(o);
     std::vector<BenchResult> results;
     std::mt19937 rng(42);
     for (const auto& path : o.models)

@@ -1,4 +1,5 @@
 // `bench`: llama-bench's flags. Lists take comma-separated values (-t 1,2 -p 128,512).
+#include "../common/command_line.hpp"
 #include "../common/devices.hpp"
 #include "bench.hpp"
 #include "pocket/error.hpp"
@@ -27,19 +28,13 @@ int main(int argc, char** argv) {
     bool no_repack = false, list_devices = false;
     app.add_flag("--no-repack", no_repack, "keep every weight in the file's layout");
     app.add_flag("--list-devices", list_devices, "print the available devices and exit");
-    std::vector<std::string> args(argv, argv + argc);
-    for (auto& a : args) {
-        if (a == "-ub") a = "--ubatch-size";
-        if (a == "-ngl") a = "--n-gpu-layers";
-        if (a == "-dev") a = "--device";
-        if (a == "--list-devices") {  // before -m is required, as llama.cpp does
+    for (int i = 1; i < argc; ++i)
+        if (std::string_view(argv[i]) == "--list-devices") {  // before -m is required, as llama.cpp does
             std::cout << pocket::tools::device_list();
             return 0;
         }
-    }
-    std::vector<char*> ptrs;
-    for (auto& a : args) ptrs.push_back(a.data());
-    CLI11_PARSE(app, static_cast<int>(ptrs.size()), ptrs.data());
+    pocket::tools::CommandLine cl("bench", argc, argv, {{"-ub", "--ubatch-size"}, {"-ngl", "--n-gpu-layers"}, {"-dev", "--device"}});
+    if (auto rc = cl.parse(app)) return *rc;
     spdlog::set_level(spdlog::level::warn);
     o.repack = !no_repack;
     try {

@@ -105,6 +105,7 @@ int run_generation(const RunOptions& o, std::FILE* out, std::FILE* log) {
     ModelLoadOptions load = o.load;
     load.progress = load_progress(log);
     auto model = Model::load(path, load);
+    warn_context_size(*model, o.context.n_ctx, log);
     Context ctx(*model, o.context);
     const Tokenizer& tok = model->tokenizer();
     const double load_ms = ms_since(t_start);

@@ -72,6 +72,7 @@ int run_interactive(const RunOptions& o, std::FILE* out, std::FILE* log) {
     ModelLoadOptions load = o.load;
     load.progress = load_progress(log);
     auto model = Model::load(path, load);
+    warn_context_size(*model, o.context.n_ctx, log);
     Context ctx(*model, o.context);
     report_placement(*model, ctx, log);
     ChatTemplate tmpl = chat_template_for(model->file(), model->tokenizer().vocab(), o.chat_template);
