@@ -196,3 +196,20 @@ TEST(BenchTool, SizesAndRepetitionsAreChecked) {
     expect_flag_error("bench", "-m x.gguf -t 1,-1", "-t -1");
     expect_flag_error("perplexity", "-m x.gguf -f " + (pocket::test::source_dir() / "README.md").string() + " -t 0", "-t 0");
 }
+
+// -p "" is BOS alone (llama.cpp); the default prompt is only for neither -p nor -f.
+TEST(RunTool, EmptyPromptIsBosOnly) {
+    const Result r = run_tool("run", "-p '' --temp 0 -n 2 -t 1");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("/     1 tokens"), std::string::npos) << "one prompt token: " << r.err;
+}
+
+// Escapes in -p are processed by default, as llama.cpp does; --no-escape keeps them.
+TEST(RunTool, EscapesByDefaultUnlessNoEscape) {
+    Result r = run_tool("run", "-p 'Once\\nupon' --temp 0 -n 1 -t 1");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(r.out.starts_with("Once\nupon")) << r.out;
+    r = run_tool("run", "-p 'Once\\nupon' --temp 0 -n 1 -t 1 --no-escape");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(r.out.starts_with("Once\\nupon")) << r.out;
+}

@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
 
     app.add_option("-p,--prompt", o.prompt, "prompt (default: \"Once upon a time\")")->group("Prompt");
     app.add_option("-f,--file", o.prompt_file, "read the prompt from a file")->group("Prompt")->check(CLI::ExistingFile);
-    app.add_flag("-e,--escape", o.escape, "process escapes (\\n, \\t, \\xHH ...) in the prompt")->group("Prompt");
+    app.add_flag("-e,--escape", o.escape, "process escapes (\\n, \\t, \\xHH ...) in the prompt (the default)")->group("Prompt");
+    app.add_flag("!--no-escape", o.escape, "do not process escapes")->group("Prompt");
     app.add_flag("!--no-display-prompt", o.display_prompt, "do not print the prompt")->group("Prompt");
     app.add_option("-n,--n-predict", o.n_predict, "tokens to generate (-1: until EOS or the end of the context)")
         ->group("Prompt")->capture_default_str();
