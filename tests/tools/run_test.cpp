@@ -213,3 +213,29 @@ TEST(RunTool, EscapesByDefaultUnlessNoEscape) {
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_TRUE(r.out.starts_with("Once\\nupon")) << r.out;
 }
+
+// -st: one message, its answer, and the chat ends (llama.cpp's --single-turn).
+TEST(RunTool, SingleTurnAnswersOneMessageAndLeaves) {
+    const fs::path one = write_temp("st-one.txt", "Once upon a time\n");
+    const fs::path two = write_temp("st-two.txt", "Once upon a time\nTell me a story\n");
+    const Result a = run_tool("run", "-i --temp 0 -n 8 -t 1 --ignore-eos < " + one.string());
+    const Result b = run_tool("run", "-st --temp 0 -n 8 -t 1 --ignore-eos < " + two.string());
+    fs::remove(one);
+    fs::remove(two);
+    ASSERT_EQ(a.status, 0) << a.err;
+    ASSERT_EQ(b.status, 0) << b.err;
+    EXPECT_EQ(a.out, b.out);
+}
+
+// With shifting on, a message longer than the context is what went wrong: say that, not
+// "--no-context-shift is set".
+TEST(RunTool, MessageLongerThanTheContextSaysSo) {
+    std::string message;
+    for (int i = 0; i < 50; ++i) message += "the little dog ran ";
+    const fs::path in = write_temp("st-long.txt", message + "\n");
+    const Result r = run_tool("run", "-i -c 64 -n 4 -t 1 < " + in.string());
+    fs::remove(in);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("the message does not fit in the context (64 tokens)"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("--no-context-shift is set"), std::string::npos) << r.err;
+}

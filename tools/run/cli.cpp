@@ -101,12 +101,14 @@ int main(int argc, char** argv) {
     app.add_flag("--color", o.color, "colour the prompt apart from the generated text")->group("Output");
     app.add_flag("-v,--verbose", o.verbose, "log to stderr")->group("Output");
 
+    app.add_flag("--single-turn", o.single_turn, "chat for one message and its answer, then leave (-st)")->group("Chat");
     bool no_conversation = false;
     app.add_flag("--no-conversation", no_conversation, "no chat, even when -i or -cnv came before (-no-cnv)")->group("Chat");
     // --jinja: accepted, pocket's templates are always Jinja.
     pocket::tools::CommandLine cl("run", argc, argv,
                                   {{"-ngl", "--n-gpu-layers"}, {"-ub", "--ubatch-size"}, {"-ctk", "--cache-type-k"},
                                    {"-ctv", "--cache-type-v"}, {"-cnv", "--conversation"}, {"-no-cnv", "--no-conversation"},
+                                   {"-st", "--single-turn"},
                                    {"-sys", "--system-prompt"}, {"-dev", "--device"}},
                                   {"--jinja"});
     if (auto rc = cl.parse(app)) return *rc;
@@ -119,6 +121,7 @@ int main(int argc, char** argv) {
             return 0;
         }
         check_flags(o, app, threads);
+        if (o.single_turn) o.interactive = true;  // llama.cpp: -st is a chat of one turn
         if (no_conversation) o.interactive = false;
         o.load.use_mmap = !no_mmap;
         o.load.repack = !no_repack;

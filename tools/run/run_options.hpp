@@ -28,6 +28,7 @@ struct RunOptions {
     bool ignore_eos = false;        // --ignore-eos: never sample an end-of-generation token
 
     bool interactive = false;       // -i, -cnv: chat
+    bool single_turn = false;       // -st: chat for one message and its answer, then leave
     std::string chat_template;      // --chat-template NAME|FILE
     std::string render_chat;        // --render-chat MESSAGES.json: print the rendered prompt and exit
     ChatOptions chat;               // -sys -r --keep --no-context-shift
