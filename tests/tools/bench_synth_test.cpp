@@ -81,6 +81,13 @@ TEST(Bench, JsonHasLlamaBenchFields) {
     EXPECT_EQ(j[0]["n_prompt"], 16);
     EXPECT_EQ(j[1]["n_gen"], 4);
     EXPECT_EQ(j[2]["n_threads"], 2);
+    // -o jsonl (llama-bench's): the same objects, one per line.
+    std::ostringstream lines;
+    tools::print_bench(results, "jsonl", lines);
+    std::istringstream in(lines.str());
+    size_t n = 0;
+    for (std::string line; std::getline(in, line); ++n) EXPECT_EQ(nlohmann::json::parse(line), j[n]) << line;
+    EXPECT_EQ(n, 4u);
     fs::remove(p);
 }
 

@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
     app.add_option("-b,--batch-size", o.n_batch, "logical batch size")->capture_default_str();
     app.add_option("--ubatch-size", o.n_ubatch, "physical batch size (-ub)")->capture_default_str();
     app.add_option("-r,--repetitions", o.repetitions, "repetitions of each test")->capture_default_str();
-    app.add_option("-o,--output", o.output, "md, json or csv")->check(CLI::IsMember({"md", "json", "csv"}))->capture_default_str();
+    app.add_option("-o,--output", o.output, "md, json, jsonl or csv")->check(CLI::IsMember({"md", "json", "jsonl", "csv"}))->capture_default_str();
     app.add_flag("--progress", o.progress, "a line per test on stderr");
     o.n_gpu_layers = {"auto"};
     app.add_option("--n-gpu-layers", o.n_gpu_layers, "layers on the GPU: N, all or auto (-ngl; lists: 0,99)")->delimiter(',');
