@@ -3,6 +3,7 @@
 #include "pocket/gguf_writer.hpp"
 
 #include "pocket/error.hpp"
+#include "pocket/output_file.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -36,6 +37,7 @@ void GgufWriter::abort_file() noexcept {
     }
     if (!finished_ && !tmp_path_.empty()) {
         ::unlink(tmp_path_.c_str());
+        forget_temporary(tmp_path_);
         tmp_path_.clear();
     }
 }
@@ -188,16 +190,9 @@ void GgufWriter::write_padding(uint64_t n) {
 void GgufWriter::begin() {
     if (fp_ || finished_) throw Error("{}: begin() called twice", path_);
     if (alignment_ != 32 && !has("general.alignment")) set<uint32_t>("general.alignment", static_cast<uint32_t>(alignment_));
-    // The temporary lives in the target's directory so that the final rename is atomic.
-    std::filesystem::path target(path_);
-    std::string tmpl = (target.parent_path() / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
-    const int fd = ::mkstemp(tmpl.data());
-    if (fd < 0) throw Error("{}: cannot create a temporary file beside it: {}", path_, std::strerror(errno));
-    tmp_path_ = tmpl;
-    // mkstemp makes the file 0600; give the result the mode a plain create would have.
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    ::fchmod(fd, 0666 & ~mask);
+    // The temporary lives in the target's directory so that the final rename is atomic; it is
+    // removed on SIGINT / SIGTERM when the tool asked for that (pocket/output_file.hpp).
+    const int fd = create_temporary_beside(path_, tmp_path_);
     fp_ = ::fdopen(fd, "wb");
     if (!fp_) {
         ::close(fd);
@@ -274,6 +269,7 @@ void GgufWriter::finish() {
         abort_file();
         throw Error("{}: cannot rename the temporary file into place: {}", path_, std::strerror(err));
     }
+    forget_temporary(tmp_path_);
     finished_ = true;
 }
 

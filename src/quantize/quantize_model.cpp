@@ -3,6 +3,7 @@
 #include "kernels/kernels.hpp"
 #include "pocket/error.hpp"
 #include "pocket/gguf_writer.hpp"
+#include "pocket/output_file.hpp"
 #include "pocket/quantize.hpp"
 #include "row_pool.hpp"
 
@@ -118,8 +119,7 @@ void release_input(const TensorPlan& p) {
 QuantizeResult quantize_model(const std::string& input, const std::string& output, const QuantFileType& type,
                               const QuantizeOptions& options, QuantizeObserver* observer) {
     const auto t0 = std::chrono::steady_clock::now();
-    if (std::error_code ec; std::filesystem::equivalent(input, output, ec))
-        throw Error("{}: the input and the output are the same file", output);
+    check_output_file(output, {input});
     const GgufFile in = GgufFile::open(input, {.use_mmap = true});  // release_input() needs a mapping
 
     QuantizeResult result;

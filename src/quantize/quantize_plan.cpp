@@ -125,6 +125,10 @@ QuantizePlan plan_quantization(const GgufFile& in, const QuantFileType& type, co
     int n_attn_v = 0;
     bool has_output = false;
     for (const auto* t : order) {
+        // ggml keeps a tensor name in 64 bytes with its NUL: pocket's files must load in llama.cpp.
+        if (t->name.size() > 63)
+            throw Error("{}: tensor name '{}' is {} characters long; llama.cpp loads names of at most 63", in.path(), t->name,
+                        t->name.size());
         const auto role = quantize::tensor_role(t->name);
         n_attn_v += role == quantize::TensorRole::attn_v || role == quantize::TensorRole::attn_qkv ||
                     role == quantize::TensorRole::attn_kv_b;

@@ -2,6 +2,7 @@
 // recorded beside it (.dump.json and .xxh64.txt).
 #include "gguf_commands.hpp"
 #include "pocket/gguf.hpp"
+#include "pocket/gguf_writer.hpp"
 #include "shared_data.hpp"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 using namespace pocket;
 namespace fs = std::filesystem;
@@ -93,4 +95,30 @@ TEST(GgufReference, TypedAccessorsOnStories) {
     EXPECT_EQ(f.get_array<float>("tokenizer.ggml.scores").size(), 512u);
     EXPECT_EQ(f.tensor("blk.0.ffn_down.weight").type, GgmlType::F16);  // rows of 172 fall back
     EXPECT_EQ(f.tensor("token_embd.weight").type, GgmlType::Q8_0);
+}
+
+// A key or tensor name that is not UTF-8 (or holds control characters) is shown escaped,
+// as --json shows it replaced: a hostile file cannot write raw bytes to the terminal.
+TEST(GgufInfo, NonUtf8NamesAreEscaped) {
+    const auto path = std::filesystem::temp_directory_path() / ("pocket-info-utf8-" + std::to_string(::getpid()) + ".gguf");
+    {
+        GgufWriter w(path.string());
+        w.set<uint32_t>("bad\xff\x1b[2Jkey", 1);
+        w.set<uint32_t>("caf\xc3\xa9", 2);
+        const int64_t ne[1] = {4};
+        w.add_tensor("t\xfe", GgmlType::F32, ne);
+        w.begin();
+        const float v[4] = {};
+        w.write(v, sizeof v);
+        w.finish();
+    }
+    std::ostringstream out;
+    tools::gguf_info(GgufFile::open(path.string()), {}, out);
+    std::filesystem::remove(path);
+    const std::string text = out.str();
+    EXPECT_NE(text.find("bad\\xFF\\x1B[2Jkey"), std::string::npos) << text;
+    EXPECT_NE(text.find("caf\xc3\xa9"), std::string::npos) << "valid UTF-8 stays as it is: " << text;
+    EXPECT_NE(text.find("t\\xFE"), std::string::npos) << text;
+    EXPECT_EQ(text.find('\xff'), std::string::npos);
+    EXPECT_EQ(text.find('\x1b'), std::string::npos);
 }

@@ -157,3 +157,24 @@ TEST(QuantizeErrors, RowsNoTypeFits) {
     ASSERT_EQ(quantize_error(in, dir / "out.gguf", "Q4_K_M"), "");
     EXPECT_EQ(GgufFile::open((dir / "out.gguf").string()).tensor("blk.0.attn_q.weight").type, GgmlType::F16);
 }
+
+// ggml's names hold 63 characters: a longer one would make a file llama.cpp cannot load.
+TEST(QuantizeErrors, TensorNameTooLongForLlamaCpp) {
+    test::ScratchDir dir;
+    const auto in = dir / "long.gguf";
+    const std::string name = "blk.0." + std::string(60, 'x') + ".weight";
+    {
+        GgufWriter w(in.string());
+        w.set_string("general.architecture", "llama");
+        const int64_t ne[2] = {32, 2};
+        w.add_tensor(name, GgmlType::F32, ne);
+        w.begin();
+        std::vector<float> v(64, 0.25f);
+        w.write(v.data(), v.size() * sizeof(float));
+        w.finish();
+    }
+    const std::string err = quantize_error(in, dir / "out.gguf", "Q8_0");
+    EXPECT_NE(err.find(name), std::string::npos) << err;
+    EXPECT_NE(err.find("at most 63"), std::string::npos) << err;
+    EXPECT_EQ(dir.n_entries(), 1u) << "no output";
+}

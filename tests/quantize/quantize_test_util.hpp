@@ -2,6 +2,7 @@
 // Helpers shared by the quantize tests: a scratch folder per test, xxh64 of tensor data in
 // llama-gguf-hash's format, and the reference files of shared/reference/f_quantize.
 #include "pocket/gguf.hpp"
+#include "scratch_dir.hpp"
 
 #include <gtest/gtest.h>
 #include <xxhash.h>
@@ -13,34 +14,6 @@
 #include <unistd.h>
 
 namespace pocket::test {
-
-// A folder of its own for one test (ctest runs tests in parallel), removed afterwards.
-class ScratchDir {
-public:
-    ScratchDir() {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        std::string name = std::string(info->test_suite_name()) + "-" + info->name();
-        for (char& ch : name)
-            if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-        path_ = std::filesystem::temp_directory_path() / ("pocket-quantize-" + name + "-" + std::to_string(::getpid()));
-        std::filesystem::remove_all(path_);
-        std::filesystem::create_directories(path_);
-    }
-    ~ScratchDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path_, ec);
-    }
-    std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-    const std::filesystem::path& path() const { return path_; }
-    size_t n_entries() const {
-        size_t n = 0;
-        for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(path_)) ++n;
-        return n;
-    }
-
-private:
-    std::filesystem::path path_;
-};
 
 inline std::string xxh64_hex(const void* data, size_t n) {
     char buf[17];

@@ -1,5 +1,7 @@
 // The `quantize` executable, as a user types it.
 #include "quantize_test_util.hpp"
+#include "input_guard.hpp"
+#include "interrupt.hpp"
 #include "run_tool.hpp"
 #include "shared_data.hpp"
 
@@ -69,4 +71,45 @@ TEST(QuantizeTool, ErrorsAreOneLine) {
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.err.find("--allow-requantize"), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// The output named as the model or the imatrix (or a link to either, a directory, a missing
+// directory): refused before anything is read, the input untouched.
+TEST(QuantizeTool, NeverOverwritesAnInput) {
+    pocket::test::ScratchDir dir;
+    pocket::test::write_text(dir / "m.gguf", "model bytes");
+    pocket::test::write_text(dir / "imatrix.gguf", "imatrix bytes");
+    for (const char* in : {"m.gguf", "imatrix.gguf"})
+        pocket::test::expect_input_survives("quantize", dir, dir / in, [&](const std::string& out) {
+            return "--imatrix " + (dir / "imatrix.gguf").string() + " " + (dir / "m.gguf").string() + " " + out + " Q4_K_M";
+        });
+}
+
+// SIGINT while quantizing: the temporary is removed, the exit code is 130 and nothing
+// appears under the target's name. The model is big enough (16 layers) that quantize is
+// still at work when its temporary is seen.
+TEST(QuantizeTool, InterruptLeavesNoTemporary) {
+    pocket::test::ScratchDir dir;
+    const Result synth = pocket::test::run_tool("gguf", "synth --preset tiny --layers 16 -o " + (dir / "m.gguf").string());
+    ASSERT_EQ(synth.status, 0) << synth.err;
+    const pid_t pid = pocket::test::spawn_tool("quantize", {(dir / "m.gguf").string(), (dir / "q.gguf").string(), "Q4_K_M", "1"});
+    ASSERT_TRUE(pocket::test::wait_for_file(dir.path(), ".q.gguf.tmp.", pid)) << "quantize ended before it could be interrupted";
+    ::kill(pid, SIGINT);
+    EXPECT_EQ(pocket::test::wait_exit(pid), 130);
+    EXPECT_EQ(dir.n_entries(), 1u) << "only the input is left";
+}
+
+TEST(QuantizeTool, ThreadCountInRangeAndRepeatedFlagsTakeTheLast) {
+    pocket::test::ScratchDir dir;
+    pocket::test::write_text(dir / "m.gguf", "model bytes");
+    Result r = run_quantize((dir / "m.gguf").string() + " " + (dir / "q.gguf").string() + " Q8_0 99999", dir.path());
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("nthreads 99999: must be between 0 and 4096"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    // The last --output-tensor-type is the one checked: a bad first one is forgotten.
+    r = run_quantize("--output-tensor-type nonsense --output-tensor-type q8_0 " + (dir / "m.gguf").string() + " " +
+                         (dir / "q.gguf").string() + " Q8_0", dir.path());
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err.find("nonsense"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("m.gguf"), std::string::npos) << "fails on the model, not the flags: " << r.err;
 }

@@ -89,3 +89,16 @@ TEST(TokenizeTool, ErrorsNameTheProblem) {
 }
 
 }  // namespace
+
+// An ifstream reads nothing from a directory: an error naming it, not an empty text.
+TEST(TokenizeTool, DirectoryAsTheTextIsAnError) {
+    TokenizeOptions o;
+    o.model = (pocket::test::source_dir() / "models" / "stories260K.gguf").string();
+    o.file = pocket::test::source_dir().string();
+    try {
+        run(o);
+        FAIL() << "a directory was tokenized";
+    } catch (const pocket::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
+    }
+}

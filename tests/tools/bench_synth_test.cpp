@@ -3,6 +3,7 @@
 #include "pocket/context.hpp"
 #include "pocket/gguf.hpp"
 #include "pocket/model.hpp"
+#include "input_guard.hpp"
 #include "shared_data.hpp"
 #include "synth.hpp"
 
@@ -103,5 +104,21 @@ TEST(Bench, JsonHasLlamaBenchFields) {
     EXPECT_EQ(j[0]["n_prompt"], 16);
     EXPECT_EQ(j[1]["n_gen"], 4);
     EXPECT_EQ(j[2]["n_threads"], 2);
+    // -o jsonl (llama-bench's): the same objects, one per line.
+    std::ostringstream lines;
+    tools::print_bench(results, "jsonl", lines);
+    std::istringstream in(lines.str());
+    size_t n = 0;
+    for (std::string line; std::getline(in, line); ++n) EXPECT_EQ(nlohmann::json::parse(line), j[n]) << line;
+    EXPECT_EQ(n, 4u);
     fs::remove(p);
+}
+
+// `gguf synth --vocab V -o V` (or a link to V, a directory): refused, the vocabulary untouched.
+TEST(Synth, NeverOverwritesTheVocabulary) {
+    test::ScratchDir dir;
+    test::write_text(dir / "v.gguf", "vocabulary bytes");
+    test::expect_input_survives("gguf", dir, dir / "v.gguf", [&](const std::string& out) {
+        return "synth --preset tiny --vocab " + (dir / "v.gguf").string() + " -o " + out;
+    });
 }

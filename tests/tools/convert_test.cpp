@@ -1,6 +1,7 @@
 // The llama2.c converter against llama.cpp's conversion of the same checkpoint.
 #include "llama2c.hpp"
 #include "pocket/error.hpp"
+#include "input_guard.hpp"
 #include "shared_data.hpp"
 
 #include <gtest/gtest.h>
@@ -43,4 +44,16 @@ TEST(ConvertLlama2c, RejectsGarbage) {
     EXPECT_THROW(pocket::tools::convert_llama2c(o), pocket::Error);
     EXPECT_FALSE(fs::exists(o.output));
     fs::remove(bad);
+}
+
+// The output named as the checkpoint or the tokenizer (or a link to either, a directory, a
+// missing directory): refused before anything is read, the input untouched.
+TEST(ConvertTool, NeverOverwritesAnInput) {
+    pocket::test::ScratchDir dir;
+    pocket::test::write_text(dir / "ck.bin", "checkpoint bytes");
+    pocket::test::write_text(dir / "tok.bin", "tokenizer bytes");
+    for (const char* in : {"ck.bin", "tok.bin"})
+        pocket::test::expect_input_survives("convert", dir, dir / in, [&](const std::string& out) {
+            return (dir / "ck.bin").string() + " -z " + (dir / "tok.bin").string() + " -o " + out;
+        });
 }

@@ -2,6 +2,8 @@
 #include "perplexity.hpp"
 #include "pocket/device.hpp"
 #include "pocket/error.hpp"
+#include "input_guard.hpp"
+#include "interrupt.hpp"
 #include "shared_data.hpp"
 
 #include <gtest/gtest.h>
@@ -9,6 +11,7 @@
 
 #include <fstream>
 #include <regex>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace pocket;
@@ -144,4 +147,43 @@ TEST(Perplexity, TextShorterThanTwoContextsIsAClearError) {
     } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("at least 512"), std::string::npos) << e.what();
     }
+}
+
+// --kl-divergence-base naming the model or the text: refused before the model is loaded.
+TEST(PerplexityTool, KlBaseNeverOverwritesAnInput) {
+    test::ScratchDir dir;
+    test::write_text(dir / "m.gguf", "model bytes");
+    test::write_text(dir / "t.txt", "text bytes");
+    for (const char* in : {"m.gguf", "t.txt"})
+        test::expect_input_survives("perplexity", dir, dir / in, [&](const std::string& out) {
+            return "-m " + (dir / "m.gguf").string() + " -f " + (dir / "t.txt").string() + " --kl-divergence-base " + out;
+        });
+}
+
+// SIGINT / SIGTERM while the KL base is being written: the temporary is removed, the exit
+// code is the shell's 128 + signal, and nothing appears under the target's name. The text is
+// a FIFO nobody writes to, so the tool waits, temporary made, until it is signalled.
+TEST(PerplexityTool, InterruptLeavesNoTemporary) {
+    test::ScratchDir dir;
+    ASSERT_EQ(::mkfifo((dir / "text").c_str(), 0600), 0);
+    for (const int sig : {SIGINT, SIGTERM}) {
+        SCOPED_TRACE(sig);
+        const pid_t pid = test::spawn_tool("perplexity", {"-m", (test::source_dir() / "models" / "stories260K.gguf").string(), "-f",
+                                                           (dir / "text").string(), "--kl-divergence-base", (dir / "base.kld").string()});
+        ASSERT_TRUE(test::wait_for_file(dir.path(), ".base.kld.tmp.", pid)) << "no temporary beside the target";
+        ::kill(pid, sig);
+        EXPECT_EQ(test::wait_exit(pid), 128 + sig);
+        EXPECT_EQ(dir.n_entries(), 1u) << "only the FIFO is left";
+    }
+}
+
+// Two writers of one base use two temporaries: neither can write into the other's file.
+TEST(PerplexityTool, KlBaseTemporariesAreUnique) {
+    test::ScratchDir dir;
+    {
+        tools::KlBaseWriter a((dir / "base.kld").string());
+        tools::KlBaseWriter b((dir / "base.kld").string());
+        EXPECT_EQ(dir.n_entries(), 2u);
+    }
+    EXPECT_EQ(dir.n_entries(), 0u) << "unfinished writers remove their temporaries";
 }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <fstream>
@@ -120,4 +121,121 @@ TEST(RunTool, PipedChatMessagesOnePerLine) {
     EXPECT_GT(cleared, 1u) << out;
     EXPECT_GT(out.size(), cleared + 24) << out;
     EXPECT_EQ(out.find("> "), std::string::npos) << "no prompt when stdin is not a terminal";
+}
+
+namespace {
+
+// One line "TOOL: ...", exit 1, naming `named`.
+void expect_flag_error(const std::string& tool, const std::string& args, const std::string& named) {
+    const Result r = run_tool(tool, args);
+    EXPECT_EQ(r.status, 1) << tool << " " << args << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+    EXPECT_TRUE(r.err.starts_with(tool + ": ")) << r.err;
+    EXPECT_NE(r.err.find(named), std::string::npos) << tool << " " << args << ": " << r.err;
+}
+
+}  // namespace
+
+// llama.cpp takes the last of a repeated flag; wrapper scripts append flags and rely on it.
+TEST(RunTool, RepeatedFlagsTakeTheLastValue) {
+    const Result once = run_tool("run", "--temp 0 -n 6 -t 1");
+    const Result twice = run_tool("run", "--temp 0.9 -n 40 -t 2 --temp 0 -n 6 -t 1 --ignore-eos --ignore-eos");
+    ASSERT_EQ(once.status, 0) << once.err;
+    ASSERT_EQ(twice.status, 0) << twice.err;
+    EXPECT_EQ(once.out, twice.out);
+}
+
+TEST(RunTool, OutOfRangeValuesNameTheFlagAndTheRange) {
+    for (const auto& [args, named] : std::vector<std::pair<std::string, std::string>>{
+             {"-n -2", "-n -2: must be between -1 and"},
+             {"-t 0", "-t 0: must be between 1 and 4096"},
+             {"-t 100000", "-t 100000"},
+             {"--repeat-last-n -2", "--repeat-last-n -2"},
+             {"--top-p 1.5", "--top-p 1.5: must be between 0 and 1"},
+             {"--min-p -0.1", "--min-p"},
+             {"--typical 2", "--typical"},
+             {"--temp nan", "--temp nan"},
+             {"-c 100000000", "-c 100000000"}})
+        expect_flag_error("run", args, named);
+}
+
+TEST(RunTool, ArgumentErrorsAreOneLineWithASuggestion) {
+    expect_flag_error("run", "--tmep 0", "unknown flag --tmep (did you mean --temp?)");
+    expect_flag_error("run", "-n", "-n");
+    expect_flag_error("tokenize", "--idss -p hi", "did you mean --ids?");
+    expect_flag_error("gguf", "info", "file");
+}
+
+// llama.cpp's multi-letter short flags: translated where pocket has the flag, named as
+// unsupported otherwise, never split into single letters (-fa as -f a).
+TEST(RunTool, LlamaCppShortFlags) {
+    const Result plain = run_tool("run", "--temp 0 -n 6 -t 1");
+    const Result no_cnv = run_tool("run", "-cnv -no-cnv --temp 0 -n 6 -t 1 --jinja --log-disable");
+    ASSERT_EQ(no_cnv.status, 0) << no_cnv.err;
+    EXPECT_EQ(no_cnv.out, plain.out);
+    expect_flag_error("run", "-fa on", "-fa: a llama.cpp flag not supported by pocket");
+    expect_flag_error("run", "-hf x/y", "-hf: a llama.cpp flag not supported by pocket");
+    expect_flag_error("run", "-xyz", "unknown flag -xyz");
+    expect_flag_error("bench", "-m x.gguf -pg 512,128", "-pg: a llama.cpp flag not supported by pocket");
+    const Result version = run_tool("run", "--version");
+    EXPECT_EQ(version.status, 0);
+    EXPECT_TRUE(version.out.starts_with("run (pocket) ")) << version.out;
+}
+
+// A context above the trained one is allowed, with a warning naming both sizes.
+TEST(RunTool, ContextAboveTheTrainedOneWarns) {
+    const Result r = run_tool("run", "--temp 0 -n 2 -t 1 -c 4096");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("warning: -c 4096 is more than the 512 tokens the model was trained with"), std::string::npos) << r.err;
+}
+
+// Sizes are checked before any arithmetic: pp + tg + 1 cannot overflow, -r 0 cannot divide by 0.
+TEST(BenchTool, SizesAndRepetitionsAreChecked) {
+    expect_flag_error("bench", "-m x.gguf -p 2147483647", "-p 2147483647: must be between 0 and");
+    expect_flag_error("bench", "-m x.gguf -r 0", "-r 0: must be between 1 and");
+    expect_flag_error("bench", "-m x.gguf -t 1,-1", "-t -1");
+    expect_flag_error("perplexity", "-m x.gguf -f " + (pocket::test::source_dir() / "README.md").string() + " -t 0", "-t 0");
+}
+
+// -p "" is BOS alone (llama.cpp); the default prompt is only for neither -p nor -f.
+TEST(RunTool, EmptyPromptIsBosOnly) {
+    const Result r = run_tool("run", "-p '' --temp 0 -n 2 -t 1");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("/     1 tokens"), std::string::npos) << "one prompt token: " << r.err;
+}
+
+// Escapes in -p are processed by default, as llama.cpp does; --no-escape keeps them.
+TEST(RunTool, EscapesByDefaultUnlessNoEscape) {
+    Result r = run_tool("run", "-p 'Once\\nupon' --temp 0 -n 1 -t 1");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(r.out.starts_with("Once\nupon")) << r.out;
+    r = run_tool("run", "-p 'Once\\nupon' --temp 0 -n 1 -t 1 --no-escape");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(r.out.starts_with("Once\\nupon")) << r.out;
+}
+
+// -st: one message, its answer, and the chat ends (llama.cpp's --single-turn).
+TEST(RunTool, SingleTurnAnswersOneMessageAndLeaves) {
+    const fs::path one = write_temp("st-one.txt", "Once upon a time\n");
+    const fs::path two = write_temp("st-two.txt", "Once upon a time\nTell me a story\n");
+    const Result a = run_tool("run", "-i --temp 0 -n 8 -t 1 --ignore-eos < " + one.string());
+    const Result b = run_tool("run", "-st --temp 0 -n 8 -t 1 --ignore-eos < " + two.string());
+    fs::remove(one);
+    fs::remove(two);
+    ASSERT_EQ(a.status, 0) << a.err;
+    ASSERT_EQ(b.status, 0) << b.err;
+    EXPECT_EQ(a.out, b.out);
+}
+
+// With shifting on, a message longer than the context is what went wrong: say that, not
+// "--no-context-shift is set".
+TEST(RunTool, MessageLongerThanTheContextSaysSo) {
+    std::string message;
+    for (int i = 0; i < 50; ++i) message += "the little dog ran ";
+    const fs::path in = write_temp("st-long.txt", message + "\n");
+    const Result r = run_tool("run", "-i -c 64 -n 4 -t 1 < " + in.string());
+    fs::remove(in);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("the message does not fit in the context (64 tokens)"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("--no-context-shift is set"), std::string::npos) << r.err;
 }

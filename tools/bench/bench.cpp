@@ -1,5 +1,7 @@
 #include "bench.hpp"
 
+#include "../common/flag_checks.hpp"
+
 #include "kernels/kernels.hpp"
 #include "pocket/context.hpp"
 #include "pocket/error.hpp"
@@ -37,7 +39,19 @@ double seconds(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
+// Every value in its range before any arithmetic with it (pp + tg + 1 must not overflow, nor
+// a 2^31-token prompt be allocated); one line naming the flag when not.
+static void check_bench_options(const BenchOptions& o) {
+    for (int p : o.n_prompt) check_range("-p", p, 0, kMaxTokens);
+    for (int n : o.n_gen) check_range("-n", n, 0, kMaxTokens);
+    for (int t : o.threads) check_threads("-t", t);
+    check_range("-b", o.n_batch, 1, kMaxTokens);
+    check_range("-ub", o.n_ubatch, 1, kMaxTokens);
+    check_range("-r", o.repetitions, 1, 1000000);
+}
+
 std::vector<BenchResult> run_bench(const BenchOptions& o) {
+    check_bench_options(o);
     std::vector<BenchResult> results;
     std::mt19937 rng(42);
     for (const auto& path : o.models)
@@ -107,20 +121,21 @@ std::vector<BenchResult> run_bench(const BenchOptions& o) {
 
 void print_bench(const std::vector<BenchResult>& results, const std::string& format, std::ostream& out) {
     auto test_name = [](const BenchResult& r) { return r.n_prompt ? fmt::format("pp{}", r.n_prompt) : fmt::format("tg{}", r.n_gen); };
-    if (format == "json") {
-        out << "[\n";
+    if (format == "json" || format == "jsonl") {
+        const bool lines = format == "jsonl";  // llama-bench's -o jsonl: one object per line
+        if (!lines) out << "[\n";
         for (size_t i = 0; i < results.size(); ++i) {
             const auto& r = results[i];
             std::string samples;
             for (size_t k = 0; k < r.samples_ts.size(); ++k) samples += fmt::format("{}{:.6f}", k ? ", " : "", r.samples_ts[k]);
             out << fmt::format(
-                "  {{\"model_filename\": \"{}\", \"model_type\": \"{}\", \"model_size\": {}, \"model_n_params\": {}, "
+                "{}{{\"model_filename\": \"{}\", \"model_type\": \"{}\", \"model_size\": {}, \"model_n_params\": {}, "
                 "\"backends\": \"{}\", \"n_gpu_layers\": {}, \"cpu_isa\": \"{}\", \"n_threads\": {}, \"n_batch\": {}, \"n_ubatch\": {}, "
                 "\"n_prompt\": {}, \"n_gen\": {}, \"avg_ts\": {:.6f}, \"stddev_ts\": {:.6f}, \"samples_ts\": [{}]}}{}\n",
-                r.model_filename, r.model_type, r.model_size, r.model_n_params, r.backends, r.n_gpu_layers, r.isa, r.n_threads, r.n_batch, r.n_ubatch,
-                r.n_prompt, r.n_gen, r.avg_ts, r.stddev_ts, samples, i + 1 < results.size() ? "," : "");
+                lines ? "" : "  ", r.model_filename, r.model_type, r.model_size, r.model_n_params, r.backends, r.n_gpu_layers, r.isa, r.n_threads, r.n_batch, r.n_ubatch,
+                r.n_prompt, r.n_gen, r.avg_ts, r.stddev_ts, samples, !lines && i + 1 < results.size() ? "," : "");
         }
-        out << "]\n";
+        if (!lines) out << "]\n";
     } else if (format == "csv") {
         out << "model_filename,model_type,model_size,model_n_params,backends,n_gpu_layers,cpu_isa,n_threads,n_prompt,n_gen,avg_ts,stddev_ts\n";
         for (const auto& r : results)

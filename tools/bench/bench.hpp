@@ -19,7 +19,7 @@ struct BenchOptions {
     int n_batch = 2048;
     int n_ubatch = 512;
     int repetitions = 5;
-    std::string output = "md";  // md, json, csv
+    std::string output = "md";  // md, json, jsonl, csv
     bool progress = false;      // a line per test on stderr
 };
 

@@ -1,4 +1,5 @@
 // `bench`: llama-bench's flags. Lists take comma-separated values (-t 1,2 -p 128,512).
+#include "../common/command_line.hpp"
 #include "../common/devices.hpp"
 #include "bench.hpp"
 #include "pocket/error.hpp"
@@ -19,7 +20,7 @@ int main(int argc, char** argv) {
     app.add_option("-b,--batch-size", o.n_batch, "logical batch size")->capture_default_str();
     app.add_option("--ubatch-size", o.n_ubatch, "physical batch size (-ub)")->capture_default_str();
     app.add_option("-r,--repetitions", o.repetitions, "repetitions of each test")->capture_default_str();
-    app.add_option("-o,--output", o.output, "md, json or csv")->check(CLI::IsMember({"md", "json", "csv"}))->capture_default_str();
+    app.add_option("-o,--output", o.output, "md, json, jsonl or csv")->check(CLI::IsMember({"md", "json", "jsonl", "csv"}))->capture_default_str();
     app.add_flag("--progress", o.progress, "a line per test on stderr");
     o.n_gpu_layers = {"auto"};
     app.add_option("--n-gpu-layers", o.n_gpu_layers, "layers on the GPU: N, all or auto (-ngl; lists: 0,99)")->delimiter(',');
@@ -27,19 +28,13 @@ int main(int argc, char** argv) {
     bool no_repack = false, list_devices = false;
     app.add_flag("--no-repack", no_repack, "keep every weight in the file's layout");
     app.add_flag("--list-devices", list_devices, "print the available devices and exit");
-    std::vector<std::string> args(argv, argv + argc);
-    for (auto& a : args) {
-        if (a == "-ub") a = "--ubatch-size";
-        if (a == "-ngl") a = "--n-gpu-layers";
-        if (a == "-dev") a = "--device";
-        if (a == "--list-devices") {  // before -m is required, as llama.cpp does
+    for (int i = 1; i < argc; ++i)
+        if (std::string_view(argv[i]) == "--list-devices") {  // before -m is required, as llama.cpp does
             std::cout << pocket::tools::device_list();
             return 0;
         }
-    }
-    std::vector<char*> ptrs;
-    for (auto& a : args) ptrs.push_back(a.data());
-    CLI11_PARSE(app, static_cast<int>(ptrs.size()), ptrs.data());
+    pocket::tools::CommandLine cl("bench", argc, argv, {{"-ub", "--ubatch-size"}, {"-ngl", "--n-gpu-layers"}, {"-dev", "--device"}});
+    if (auto rc = cl.parse(app)) return *rc;
     spdlog::set_level(spdlog::level::warn);
     o.repack = !no_repack;
     try {

@@ -1,6 +1,7 @@
 #pragma once
 // What run, perplexity and bench share about devices: --list-devices, the load progress
-// line, and the lines printed once a model is placed (a warning, the placement, memory).
+// line, the context size warning, and the lines printed once a model is placed (a warning,
+// the placement, memory).
 #include "pocket/context.hpp"
 #include "pocket/device.hpp"
 #include "pocket/model.hpp"
@@ -36,6 +37,14 @@ inline std::function<void(std::string_view, size_t, size_t)> load_progress(std::
                    done >= total ? "\n" : "");
         std::fflush(log);
     };
+}
+
+// Before the context is allocated: a context longer than the model was trained for is
+// allowed (llama.cpp warns too), but usually a typing error that costs memory.
+inline void warn_context_size(const Model& model, uint64_t n_ctx, std::FILE* log) {
+    const uint64_t trained = model.hparams().n_ctx_train;
+    if (trained > 0 && n_ctx > trained)
+        fmt::print(log, "warning: -c {} is more than the {} tokens the model was trained with\n", n_ctx, trained);
 }
 
 // After load: the -ngl warning when there is no GPU, where the layers went when a GPU is

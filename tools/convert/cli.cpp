@@ -1,6 +1,8 @@
 // `convert`: turn a llama2.c checkpoint and tokenizer into GGUF. Argument parsing only.
+#include "../common/command_line.hpp"
 #include "llama2c.hpp"
 #include "pocket/error.hpp"
+#include "pocket/output_file.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -14,8 +16,10 @@ int main(int argc, char** argv) {
     app.add_option("-o,--output", o.output, "output GGUF file")->required();
     app.add_option("--name", o.name, "general.name (default: the checkpoint's file name)");
     app.add_flag("--tied", o.tied, "omit output.weight: the model ties it to token_embd");
-    CLI11_PARSE(app, argc, argv);
+    pocket::tools::CommandLine cl("convert", argc, argv);
+    if (auto rc = cl.parse(app)) return *rc;
     try {
+        pocket::remove_temporaries_on_signals();
         pocket::tools::convert_llama2c(o);
     } catch (const pocket::Error& e) {
         std::cerr << "convert: " << e.what() << "\n";

@@ -2,6 +2,7 @@
 
 #include "pocket/error.hpp"
 #include "pocket/gguf_writer.hpp"
+#include "pocket/output_file.hpp"
 
 #include <cstring>
 #include <filesystem>
@@ -71,6 +72,7 @@ Vocab read_tokenizer(const std::string& path, int32_t vocab_size) {
 }  // namespace
 
 void convert_llama2c(const Llama2cConvertOptions& o) {
+    check_output_file(o.output, {o.checkpoint, o.tokenizer});  // never overwrite an input
     const auto ck = read_all(o.checkpoint);
     if (ck.size() < sizeof(Llama2cConfig)) throw Error("{}: too short for a llama2.c checkpoint", o.checkpoint);
     Llama2cConfig c;

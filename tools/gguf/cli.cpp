@@ -1,7 +1,9 @@
 // `gguf`: inspect GGUF files. Argument parsing only; the commands live in info.cpp and hash.cpp.
+#include "../common/command_line.hpp"
 #include "gguf_commands.hpp"
 #include "synth.hpp"
 #include "pocket/error.hpp"
+#include "pocket/output_file.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -36,13 +38,15 @@ int main(int argc, char** argv) {
     synth->add_option("--seed", synth_options.seed, "random seed")->capture_default_str();
     synth->add_option("--layers", synth_options.n_layer, "override the preset's layer count");
 
-    CLI11_PARSE(app, argc, argv);
+    pocket::tools::CommandLine cl("gguf", argc, argv);
+    if (auto rc = cl.parse(app)) return *rc;
     try {
         pocket::GgufOpenOptions open_options;
         open_options.use_mmap = !no_mmap;
         if (*info) {
             pocket::tools::gguf_info(pocket::GgufFile::open(info_path, open_options), info_options, std::cout);
         } else if (*synth) {
+            pocket::remove_temporaries_on_signals();
             const uint64_t n = pocket::tools::synth_model(synth_options);
             std::cerr << "gguf synth: wrote " << synth_options.output << " (" << n << " parameters)\n";
         } else if (*hash) {

@@ -4,11 +4,43 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <string_view>
 
 namespace pocket::tools {
 namespace {
 
 using nlohmann::ordered_json;
+
+// Length of the valid UTF-8 sequence at s[i] (0: none), overlong forms and surrogates refused.
+size_t utf8_length(std::string_view s, size_t i) {
+    const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char c = b(i);
+    size_t n = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return 0;
+    for (size_t k = 1; k < n; ++k)
+        if ((b(i + k) & 0xC0) != 0x80) return 0;
+    if (n == 3 && ((c == 0xE0 && b(i + 1) < 0xA0) || (c == 0xED && b(i + 1) > 0x9F))) return 0;
+    if (n == 4 && ((c == 0xF0 && b(i + 1) < 0x90) || (c == 0xF4 && b(i + 1) > 0x8F))) return 0;
+    return n;
+}
+
+// A key or name as the terminal should show it: bytes that are not UTF-8, and control
+// characters, as \xHH (a hostile file cannot move the cursor or break the table).
+std::string printable(std::string_view s) {
+    std::string out;
+    for (size_t i = 0; i < s.size();) {
+        const size_t n = utf8_length(s, i);
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7F))) {
+            out += fmt::format("\\x{:02X}", c);
+            ++i;
+        } else {
+            out.append(s.substr(i, n));
+            i += n;
+        }
+    }
+    return out;
+}
 
 ordered_json scalar_json(const GgufValue& v) {
     switch (v.type) {
@@ -125,16 +157,16 @@ void gguf_info(const GgufFile& file, const InfoOptions& options, std::ostream& o
     out << fmt::format("data offset: {}\n", file.data_offset());
     out << fmt::format("\nmetadata ({} keys):\n", file.metadata().size());
     size_t width = 0;
-    for (const auto& kv : file.metadata()) width = std::max(width, kv.key.size());
+    for (const auto& kv : file.metadata()) width = std::max(width, printable(kv.key).size());
     for (const auto& kv : file.metadata())
-        out << fmt::format("  {:<{}}  {}\n", kv.key, width, value_text(kv.value, options.array_preview));
+        out << fmt::format("  {:<{}}  {}\n", printable(kv.key), width, value_text(kv.value, options.array_preview));
     out << fmt::format("\ntensors ({}):\n", file.tensors().size());
     size_t name_w = 4;
-    for (const auto& t : file.tensors()) name_w = std::max(name_w, t.name.size());
+    for (const auto& t : file.tensors()) name_w = std::max(name_w, printable(t.name).size());
     out << fmt::format("  {:<{}}  {:<7}  {:<22}  {:>12}  {:>12}\n", "name", name_w, "type", "shape", "offset", "bytes");
     uint64_t total = 0;
     for (const auto& t : file.tensors()) {
-        out << fmt::format("  {:<{}}  {:<7}  {:<22}  {:>12}  {:>12}\n", t.name, name_w, ggml_type_info(t.type).name,
+        out << fmt::format("  {:<{}}  {:<7}  {:<22}  {:>12}  {:>12}\n", printable(t.name), name_w, ggml_type_info(t.type).name,
                            shape_text(t), t.offset, t.n_bytes);
         total += t.n_bytes;
     }

@@ -3,6 +3,7 @@
 #include "pocket/error.hpp"
 #include "pocket/gguf.hpp"
 #include "pocket/gguf_writer.hpp"
+#include "pocket/output_file.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -64,6 +65,7 @@ const std::vector<SynthShape>& synth_presets() {
 }
 
 uint64_t synth_model(const SynthOptions& o) {
+    check_output_file(o.output, {o.vocab});  // never overwrite the vocabulary it copies
     const SynthShape* shape = nullptr;
     for (const auto& p : synth_presets())
         if (p.name == o.preset) shape = &p;

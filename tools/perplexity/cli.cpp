@@ -1,8 +1,10 @@
 // `perplexity`: llama-perplexity's flags and output. This file only parses and prints.
-#include "../common/argv_aliases.hpp"
+#include "../common/command_line.hpp"
 #include "../common/devices.hpp"
+#include "../common/flag_checks.hpp"
 #include "perplexity.hpp"
 #include "pocket/error.hpp"
+#include "pocket/output_file.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -11,6 +13,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <unistd.h>
 
@@ -40,20 +43,34 @@ int main(int argc, char** argv) {
     app.add_flag("--list-devices", list_devices, "print the available devices and exit");
     app.add_flag("--no-repack", no_repack, "keep every weight in the file's layout");
     app.add_flag("-v,--verbose", verbose, "log to stderr");
-    pocket::tools::AliasedArgs args(argc, argv, {{"-ngl", "--n-gpu-layers"}, {"-ub", "--ubatch-size"},
-                                                 {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"},
-                                                 {"-dev", "--device"}});
+    pocket::tools::CommandLine cl("perplexity", argc, argv,
+                                  {{"-ngl", "--n-gpu-layers"}, {"-ub", "--ubatch-size"}, {"-ctk", "--cache-type-k"},
+                                   {"-ctv", "--cache-type-v"}, {"-dev", "--device"}});
     for (int i = 1; i < argc; ++i)  // before the required flags are checked, as llama.cpp does
         if (std::string_view(argv[i]) == "--list-devices") {
             std::cout << pocket::tools::device_list();
             return 0;
         }
-    CLI11_PARSE(app, args.argc(), args.argv());
+    if (auto rc = cl.parse(app)) return *rc;
     spdlog::set_default_logger(spdlog::stderr_color_st("pocket"));
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
     try {
         if (kl && kl_base.empty()) throw pocket::Error("--kl-divergence needs --kl-divergence-base FILE");
+        if (app.count("--threads")) pocket::tools::check_threads("-t", c.n_threads);
+        pocket::tools::check_range("-c", o.n_ctx, 4, pocket::tools::kMaxTokens);
+        pocket::tools::check_range("-b", c.n_batch, 1, pocket::tools::kMaxTokens);
+        pocket::tools::check_range("-ub", c.n_ubatch, 1, pocket::tools::kMaxTokens);
+        pocket::tools::check_range("--chunks", o.n_chunks, -1, INT32_MAX, "(-1: all)");
         (kl ? o.kl_base_in : o.kl_base_out) = kl_base;
+        // Before any work: the base file must not be the model or the text, and its
+        // temporary is made now, so that a file that cannot be written fails at once.
+        std::unique_ptr<pocket::tools::KlBaseWriter> kl_writer;
+        if (!o.kl_base_out.empty()) {
+            pocket::check_output_file(o.kl_base_out, {model_path, text_path});
+            pocket::remove_temporaries_on_signals();
+            kl_writer = std::make_unique<pocket::tools::KlBaseWriter>(o.kl_base_out);
+            o.kl_writer = kl_writer.get();
+        }
         auto type = [](const std::string& n) {
             auto t = pocket::ggml_type_from_name(n);
             if (!t) throw pocket::Error("unknown KV cache type '{}'", n);
@@ -61,7 +78,6 @@ int main(int argc, char** argv) {
         };
         c.type_k = type(ctk);
         c.type_v = type(ctv);
-        if (o.n_ctx < 4) throw pocket::Error("perplexity needs a context of at least 4 tokens (-c {})", o.n_ctx);
         // As llama-perplexity: a batch larger than the context holds several chunks, each
         // in its own part of the cache.
         o.n_seq = std::max<uint32_t>(1, c.n_batch / o.n_ctx);
@@ -78,6 +94,7 @@ int main(int argc, char** argv) {
         load.n_threads = c.n_threads;
         load.progress = pocket::tools::load_progress(stderr);
         auto model = pocket::Model::load(model_path, load);
+        pocket::tools::warn_context_size(*model, o.n_ctx, stderr);
         pocket::Context ctx(*model, c);
         pocket::tools::report_placement(*model, ctx, stderr);
         std::ifstream in(text_path, std::ios::binary);

@@ -1,8 +1,10 @@
 #include "kl_divergence.hpp"
 
 #include "pocket/error.hpp"
+#include "pocket/output_file.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <unistd.h>
@@ -41,41 +43,70 @@ void QuantizedLogProbs::to_log_probs(std::vector<double>& out) const {
     for (size_t i = 0; i < q.size(); ++i) out[i] = static_cast<double>(min) + static_cast<double>(scale) * q[i];
 }
 
-KlBaseWriter::KlBaseWriter(const std::string& path, uint32_t n_ctx, uint32_t n_vocab, std::span<const TokenId> tokens)
-    : path_(path), tmp_(path + ".tmp") {
-    f_ = std::fopen(tmp_.c_str(), "wb");
-    if (!f_) throw Error("{}: cannot create: {}", tmp_, std::strerror(errno));
+KlBaseWriter::KlBaseWriter(const std::string& path) : path_(path) {
+    // A unique temporary beside the target, as quantize's: two runs writing the same base at
+    // once cannot mix their data, and SIGINT / SIGTERM remove it.
+    const int fd = create_temporary_beside(path, tmp_);
+    f_ = ::fdopen(fd, "wb");
+    if (!f_) {
+        const int err = errno;
+        ::close(fd);
+        discard();
+        throw Error("{}: cannot open the temporary file: {}", path_, std::strerror(err));
+    }
+}
+
+KlBaseWriter::~KlBaseWriter() { discard(); }
+
+void KlBaseWriter::discard() noexcept {
+    if (f_) std::fclose(f_);
+    f_ = nullptr;
+    if (!tmp_.empty()) {
+        ::unlink(tmp_.c_str());
+        forget_temporary(tmp_);
+        tmp_.clear();
+    }
+}
+
+void KlBaseWriter::put(const void* data, size_t size, size_t n) {
+    if (!f_) throw Error("{}: the KL-divergence base file is closed", path_);
+    if (n && std::fwrite(data, size, n, f_) != n) {
+        const int err = errno;
+        discard();
+        throw Error("{}: cannot write the KL-divergence base file: {}", path_, std::strerror(err));
+    }
+}
+
+void KlBaseWriter::begin(uint32_t n_ctx, uint32_t n_vocab, std::span<const TokenId> tokens) {
     Header h{};
     std::memcpy(h.magic, kMagic, 8);
     h.n_ctx = n_ctx;
     h.n_vocab = n_vocab;
     h.n_tokens = static_cast<uint32_t>(tokens.size());
-    std::fwrite(&h, sizeof h, 1, f_);
-    std::fwrite(tokens.data(), sizeof(TokenId), tokens.size(), f_);
-}
-
-KlBaseWriter::~KlBaseWriter() {
-    if (f_) {
-        std::fclose(f_);
-        ::unlink(tmp_.c_str());
-    }
+    put(&h, sizeof h, 1);
+    put(tokens.data(), sizeof(TokenId), tokens.size());
 }
 
 void KlBaseWriter::add(std::span<const float> logits) {
     row_.from_logits(logits);
-    std::fwrite(&row_.min, sizeof(float), 1, f_);
-    std::fwrite(&row_.scale, sizeof(float), 1, f_);
-    std::fwrite(row_.q.data(), sizeof(uint16_t), row_.q.size(), f_);
+    put(&row_.min, sizeof(float), 1);
+    put(&row_.scale, sizeof(float), 1);
+    put(row_.q.data(), sizeof(uint16_t), row_.q.size());
 }
 
 void KlBaseWriter::finish() {
-    const bool ok = std::fflush(f_) == 0 && !std::ferror(f_);
+    if (!f_) throw Error("{}: the KL-divergence base file is closed", path_);
+    const bool ok = std::fflush(f_) == 0 && !std::ferror(f_) && ::fsync(::fileno(f_)) == 0;
+    const int err = errno;
     std::fclose(f_);
     f_ = nullptr;
     if (!ok || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-        ::unlink(tmp_.c_str());
-        throw Error("{}: cannot write the KL-divergence base file", path_);
+        const int rename_err = ok ? errno : err;
+        discard();
+        throw Error("{}: cannot write the KL-divergence base file: {}", path_, std::strerror(rename_err));
     }
+    forget_temporary(tmp_);
+    tmp_.clear();
 }
 
 KlBaseReader::KlBaseReader(const std::string& path, uint32_t n_ctx, uint32_t n_vocab, std::span<const TokenId> tokens)

@@ -19,13 +19,21 @@ struct QuantizedLogProbs {
     void to_log_probs(std::vector<double>& out) const;  // dequantize
 };
 
+// Writes into a unique temporary beside `path` (made by the constructor, so that a file
+// that cannot be written fails before any work) and renames it into place when finished;
+// destroyed unfinished, it removes the temporary. Write errors throw at once, with the reason.
 class KlBaseWriter {
 public:
-    KlBaseWriter(const std::string& path, uint32_t n_ctx, uint32_t n_vocab, std::span<const TokenId> tokens);
+    explicit KlBaseWriter(const std::string& path);
     ~KlBaseWriter();
+    KlBaseWriter(const KlBaseWriter&) = delete;
+    KlBaseWriter& operator=(const KlBaseWriter&) = delete;
+    void begin(uint32_t n_ctx, uint32_t n_vocab, std::span<const TokenId> tokens);  // the header
     void add(std::span<const float> logits);  // one scored position
     void finish();                            // flush, check, rename into place
 private:
+    void put(const void* data, size_t size, size_t n);
+    void discard() noexcept;
     std::string path_, tmp_;
     std::FILE* f_ = nullptr;
     QuantizedLogProbs row_;

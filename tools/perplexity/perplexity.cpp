@@ -51,10 +51,18 @@ PerplexityResult compute_perplexity(Context& ctx, const std::vector<TokenId>& to
     const uint32_t n_vocab = model.hparams().n_vocab;
     const size_t first = c / 2;
 
-    std::unique_ptr<KlBaseWriter> kl_out;
+    std::unique_ptr<KlBaseWriter> owned_out;
+    KlBaseWriter* kl_out = nullptr;
     std::unique_ptr<KlBaseReader> kl_in;
-    if (!o.kl_base_in.empty()) kl_in = std::make_unique<KlBaseReader>(o.kl_base_in, c, n_vocab, tokens);
-    else if (!o.kl_base_out.empty()) kl_out = std::make_unique<KlBaseWriter>(o.kl_base_out, c, n_vocab, tokens);
+    if (!o.kl_base_in.empty()) {
+        kl_in = std::make_unique<KlBaseReader>(o.kl_base_in, c, n_vocab, tokens);
+    } else if (o.kl_writer) {
+        kl_out = o.kl_writer;
+    } else if (!o.kl_base_out.empty()) {
+        owned_out = std::make_unique<KlBaseWriter>(o.kl_base_out);
+        kl_out = owned_out.get();
+    }
+    if (kl_out) kl_out->begin(c, n_vocab, tokens);
 
     PerplexityResult r;
     r.n_tokens = tokens.size();

@@ -7,6 +7,7 @@
 // predict the next token (n_ctx/2 - 1 predictions per chunk). The printed [k] values are the
 // running perplexity over chunks 1..k. With n_seq > 1, that many chunks share one batch
 // (llama-perplexity does the same when -b > -c); the figures are bitwise the same.
+#include "kl_divergence.hpp"
 #include "pocket/context.hpp"
 #include "pocket/model.hpp"
 
@@ -41,6 +42,7 @@ struct PerplexityOptions {
                                      // the context must hold n_seq * n_ctx tokens
     std::string kl_base_out;         // --kl-divergence-base FILE (without --kl-divergence: write it)
     std::string kl_base_in;          // --kl-divergence-base FILE with --kl-divergence: compare with it
+    KlBaseWriter* kl_writer = nullptr;  // opened by the caller before any work; wins over kl_base_out
 };
 
 // Tokenizes as llama-perplexity does: one trailing newline dropped, BOS added when the

@@ -1,7 +1,10 @@
 // `quantize`: llama-quantize's command line; this file only parses it.
 //   quantize [options] IN.gguf OUT.gguf TYPE [nthreads]
 //   quantize [options] IN.gguf TYPE [nthreads]          (writes ggml-model-TYPE.gguf beside IN)
+#include "../common/command_line.hpp"
+#include "../common/flag_checks.hpp"
 #include "pocket/error.hpp"
+#include "pocket/output_file.hpp"
 #include "quantize_command.hpp"
 
 #include <CLI/CLI.hpp>
@@ -26,10 +29,12 @@ std::optional<pocket::GgmlType> tensor_type(const std::string& flag, const std::
 }
 
 int thread_count(const std::string& s) {
-    int n = 0;
+    int64_t n = 0;
     const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-    if (ec != std::errc() || p != s.data() + s.size() || n < 0) throw CLI::ValidationError("nthreads", "'" + s + "' is not a thread count");
-    return n;
+    if (ec != std::errc() || p != s.data() + s.size())
+        throw CLI::ValidationError("nthreads", "'" + s + "' is not a thread count (0 to " + std::to_string(pocket::tools::kMaxThreads) + ")");
+    pocket::tools::check_threads("nthreads", n, /*zero_means_all=*/true);
+    return static_cast<int>(n);
 }
 
 }  // namespace
@@ -51,7 +56,8 @@ int main(int argc, char** argv) {
     app.add_option("--imatrix", c.imatrix_path, "importance matrix (llama-imatrix's GGUF or .dat)")->check(CLI::ExistingFile);
     app.add_flag("--allow-requantize", c.options.allow_requantize, "accept already-quantized input (dequantized first)");
     app.add_flag("-v,--verbose", c.verbose, "one line per tensor: its shape and chosen type");
-    CLI11_PARSE(app, argc, argv);
+    pocket::tools::CommandLine cl("quantize", argc, argv);
+    if (auto rc = cl.parse(app)) return *rc;
 
     try {
         c.options.output_tensor_type = tensor_type("--output-tensor-type", output_type);
@@ -72,6 +78,7 @@ int main(int argc, char** argv) {
         if (next < args.size()) c.options.n_threads = thread_count(args[next]);
         if (next + 1 < args.size()) throw CLI::ValidationError("args", "unexpected '" + args[next + 1] + "'");
         if (c.options.n_threads == 0) c.options.n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        pocket::remove_temporaries_on_signals();  // no .OUT.tmp.XXXXXX left by Ctrl-C
         pocket::tools::run_quantize(c, stdout, stderr);
         return 0;
     } catch (const pocket::Error& e) {

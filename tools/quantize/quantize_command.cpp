@@ -1,5 +1,6 @@
 #include "quantize_command.hpp"
 
+#include "pocket/output_file.hpp"
 #include "progress.hpp"
 
 #include <fmt/format.h>
@@ -21,6 +22,8 @@ std::string default_output_path(const std::string& input, const QuantFileType& t
 }
 
 void run_quantize(QuantizeCommand& c, std::FILE* out, std::FILE* err) {
+    // Before any work: the output must not be the model or the imatrix, and must be writable.
+    check_output_file(c.output, {c.input, c.imatrix_path});
     std::optional<Imatrix> imatrix;
     if (!c.imatrix_path.empty()) {
         imatrix = load_imatrix(c.imatrix_path);

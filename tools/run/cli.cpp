@@ -1,6 +1,7 @@
 // `run`: generate text with a model. llama.cpp's flags; this file only parses them.
-#include "../common/argv_aliases.hpp"
+#include "../common/command_line.hpp"
 #include "../common/devices.hpp"
+#include "../common/flag_checks.hpp"
 #include "pocket/error.hpp"
 #include "run_options.hpp"
 
@@ -18,6 +19,25 @@ pocket::GgmlType cache_type(const std::string& name) {
     if (!t || (*t != pocket::GgmlType::F32 && *t != pocket::GgmlType::F16 && *t != pocket::GgmlType::Q8_0))
         throw CLI::ValidationError("cache type", "'" + name + "' is not one of f32, f16, q8_0");
     return *t;
+}
+
+// Each value in its range before any work; one line naming the flag when not.
+void check_flags(const pocket::tools::RunOptions& o, const CLI::App& app, int threads) {
+    using namespace pocket::tools;
+    check_range("-n", o.n_predict, -1, kMaxTokens, "(-1: until the end)");
+    if (app.count("--threads")) check_threads("-t", threads);  // not given: all hardware threads
+    check_range("-c", o.context.n_ctx, 0, kMaxTokens, "(0: the model's)");
+    check_range("-b", o.context.n_batch, 1, kMaxTokens);
+    check_range("-ub", o.context.n_ubatch, 1, kMaxTokens);
+    const auto& s = o.sampling;
+    check_finite("--temp", s.temperature);
+    check_probability("--top-p", s.top_p);
+    check_probability("--min-p", s.min_p);
+    check_probability("--typical", s.typical_p);
+    check_finite("--repeat-penalty", s.repeat_penalty);
+    check_finite("--frequency-penalty", s.frequency_penalty);
+    check_finite("--presence-penalty", s.presence_penalty);
+    check_range("--repeat-last-n", s.repeat_last_n, -1, kMaxTokens, "(-1: the whole context)");
 }
 
 }  // namespace
@@ -42,7 +62,8 @@ int main(int argc, char** argv) {
 
     app.add_option("-p,--prompt", o.prompt, "prompt (default: \"Once upon a time\")")->group("Prompt");
     app.add_option("-f,--file", o.prompt_file, "read the prompt from a file")->group("Prompt")->check(CLI::ExistingFile);
-    app.add_flag("-e,--escape", o.escape, "process escapes (\\n, \\t, \\xHH ...) in the prompt")->group("Prompt");
+    app.add_flag("-e,--escape", o.escape, "process escapes (\\n, \\t, \\xHH ...) in the prompt (the default)")->group("Prompt");
+    app.add_flag("!--no-escape", o.escape, "do not process escapes")->group("Prompt");
     app.add_flag("!--no-display-prompt", o.display_prompt, "do not print the prompt")->group("Prompt");
     app.add_option("-n,--n-predict", o.n_predict, "tokens to generate (-1: until EOS or the end of the context)")
         ->group("Prompt")->capture_default_str();
@@ -80,11 +101,17 @@ int main(int argc, char** argv) {
     app.add_flag("--color", o.color, "colour the prompt apart from the generated text")->group("Output");
     app.add_flag("-v,--verbose", o.verbose, "log to stderr")->group("Output");
 
-    pocket::tools::AliasedArgs args(argc, argv, {{"-ngl", "--n-gpu-layers"}, {"-ub", "--ubatch-size"},
-                                                 {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"},
-                                                 {"-cnv", "--conversation"}, {"-sys", "--system-prompt"},
-                                                 {"-dev", "--device"}});
-    CLI11_PARSE(app, args.argc(), args.argv());
+    app.add_flag("--single-turn", o.single_turn, "chat for one message and its answer, then leave (-st)")->group("Chat");
+    bool no_conversation = false;
+    app.add_flag("--no-conversation", no_conversation, "no chat, even when -i or -cnv came before (-no-cnv)")->group("Chat");
+    // --jinja: accepted, pocket's templates are always Jinja.
+    pocket::tools::CommandLine cl("run", argc, argv,
+                                  {{"-ngl", "--n-gpu-layers"}, {"-ub", "--ubatch-size"}, {"-ctk", "--cache-type-k"},
+                                   {"-ctv", "--cache-type-v"}, {"-cnv", "--conversation"}, {"-no-cnv", "--no-conversation"},
+                                   {"-st", "--single-turn"},
+                                   {"-sys", "--system-prompt"}, {"-dev", "--device"}},
+                                  {"--jinja"});
+    if (auto rc = cl.parse(app)) return *rc;
     auto logger = spdlog::stderr_color_st("pocket");
     spdlog::set_default_logger(logger);
     spdlog::set_level(o.verbose ? spdlog::level::debug : spdlog::level::warn);
@@ -93,6 +120,9 @@ int main(int argc, char** argv) {
             std::cout << pocket::tools::device_list();
             return 0;
         }
+        check_flags(o, app, threads);
+        if (o.single_turn) o.interactive = true;  // llama.cpp: -st is a chat of one turn
+        if (no_conversation) o.interactive = false;
         o.load.use_mmap = !no_mmap;
         o.load.repack = !no_repack;
         o.load.gpu_layers = pocket::GpuLayers::parse(o.n_gpu_layers);

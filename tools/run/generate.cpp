@@ -105,11 +105,12 @@ int run_generation(const RunOptions& o, std::FILE* out, std::FILE* log) {
     ModelLoadOptions load = o.load;
     load.progress = load_progress(log);
     auto model = Model::load(path, load);
+    warn_context_size(*model, o.context.n_ctx, log);
     Context ctx(*model, o.context);
     const Tokenizer& tok = model->tokenizer();
     const double load_ms = ms_since(t_start);
 
-    std::string prompt = !o.prompt_file.empty() ? read_text_file(o.prompt_file) : o.prompt.empty() ? kDefaultPrompt : o.prompt;
+    std::string prompt = !o.prompt_file.empty() ? read_text_file(o.prompt_file) : o.prompt;
     if (o.escape) prompt = process_escapes(prompt);
     const std::vector<TokenId> tokens = tok.tokenize(prompt, /*add_special=*/true, /*parse_special=*/true);
     if (tokens.empty()) throw Error("the prompt is empty and the model adds no BOS token");

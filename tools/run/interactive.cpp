@@ -72,6 +72,7 @@ int run_interactive(const RunOptions& o, std::FILE* out, std::FILE* log) {
     ModelLoadOptions load = o.load;
     load.progress = load_progress(log);
     auto model = Model::load(path, load);
+    warn_context_size(*model, o.context.n_ctx, log);
     Context ctx(*model, o.context);
     report_placement(*model, ctx, log);
     ChatTemplate tmpl = chat_template_for(model->file(), model->tokenizer().vocab(), o.chat_template);
@@ -111,9 +112,16 @@ int run_interactive(const RunOptions& o, std::FILE* out, std::FILE* log) {
         g_generating.store(false);
         fmt::print(out, "\n");
         if (reply.stop == ChatSession::Stop::interrupted) fmt::print(out, "(stopped)\n");
-        if (reply.stop == ChatSession::Stop::context_full)
-            fmt::print(log, "the context is full ({} tokens) and --no-context-shift is set: /clear to go on\n", ctx.n_ctx());
+        if (reply.stop == ChatSession::Stop::context_full) {
+            // With shifting on, only a message too long for the context itself ends here.
+            if (o.chat.context_shift)
+                fmt::print(log, "the message does not fit in the context ({} tokens) beside the system prompt and --keep: "
+                                "raise -c, or /clear\n", ctx.n_ctx());
+            else
+                fmt::print(log, "the context is full ({} tokens) and --no-context-shift is set: /clear to go on\n", ctx.n_ctx());
+        }
         std::fflush(out);
+        if (o.single_turn) break;
     }
     return 0;
 }

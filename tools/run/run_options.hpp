@@ -13,10 +13,10 @@ namespace pocket::tools {
 
 struct RunOptions {
     std::string model;              // -m; empty: the bundled model
-    std::string prompt;             // -p
+    std::string prompt = "Once upon a time";  // -p; "" given: BOS only, as llama.cpp
     std::string prompt_file;        // -f
     int32_t n_predict = -1;         // -n; -1: until EOS or the end of the context
-    bool escape = false;            // -e: process \n, \t, ... in the prompt
+    bool escape = true;             // process \n, \t, ... in the prompt (llama.cpp; --no-escape: not)
     bool color = false;             // --color
     bool verbose = false;           // -v
     bool display_prompt = true;     // --no-display-prompt turns it off
@@ -28,6 +28,7 @@ struct RunOptions {
     bool ignore_eos = false;        // --ignore-eos: never sample an end-of-generation token
 
     bool interactive = false;       // -i, -cnv: chat
+    bool single_turn = false;       // -st: chat for one message and its answer, then leave
     std::string chat_template;      // --chat-template NAME|FILE
     std::string render_chat;        // --render-chat MESSAGES.json: print the rendered prompt and exit
     ChatOptions chat;               // -sys -r --keep --no-context-shift
@@ -38,9 +39,6 @@ int run_interactive(const RunOptions& options, std::FILE* out, std::FILE* log);
 
 // `run --render-chat`: prints the template's rendering of the JSON file.
 int run_render_chat(const RunOptions& options, std::FILE* out);
-
-// The default prompt when neither -p nor -f is given.
-inline constexpr const char* kDefaultPrompt = "Once upon a time";
 
 // Loads the model, evaluates the prompt, streams the text to `out` and a timing summary to
 // `log`. Returns the process exit code. Throws pocket::Error on bad input.

@@ -1,4 +1,5 @@
 // `tokenize`: llama-tokenize's flags. Argument parsing only; the command is tokenize_command.cpp.
+#include "../common/command_line.hpp"
 #include "pocket/error.hpp"
 #include "tokenize_command.hpp"
 
@@ -25,9 +26,8 @@ int main(int argc, char** argv) {
     app.add_flag("--show-count", o.show_count, "print the number of tokens");
     app.add_flag("--log-disable", log_disable, "no log output (the default; for llama-tokenize compatibility)");
     app.add_flag("-v,--verbose", verbose, "log to stderr");
-    // A flag error is one line too, like every other error of the tool.
-    app.failure_message([](const CLI::App*, const CLI::Error& e) { return "tokenize: " + std::string(e.what()) + " (see --help)\n"; });
-    CLI11_PARSE(app, argc, argv);
+    pocket::tools::CommandLine cl("tokenize", argc, argv);
+    if (auto rc = cl.parse(app)) return *rc;
 
     if (*p) o.prompt = prompt;
     if (*f) o.file = file;

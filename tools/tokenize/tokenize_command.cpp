@@ -7,6 +7,7 @@
 
 #include <cctype>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -62,6 +63,9 @@ void run_tokenize(const TokenizeOptions& options, std::istream& in, std::ostream
     }
     std::string prompt;
     if (options.file && !options.use_stdin) {
+        // An ifstream opens a directory and reads nothing from it: say so instead.
+        if (std::error_code ec; std::filesystem::is_directory(*options.file, ec))
+            throw Error("{}: is a directory, not a text file", *options.file);
         std::ifstream f(*options.file, std::ios::binary);
         if (!f) throw Error("could not open file '{}' for reading", *options.file);
         prompt = read_all(f);
