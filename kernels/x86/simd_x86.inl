@@ -743,29 +743,29 @@ void q4_0x8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, si
 
 // ---------------------------------------------------------------- tiling driver
 
-using TileFn = void (*)(int64_t, const uint8_t*, size_t, const uint8_t*, size_t, float*, size_t);
-
-// Covers rows x m with RxC tiles, then the edges with 1xC, Rx1 and 1x1 tiles. Each output
-// is computed by one tile and every tile runs the same per-output sequence.
-template <TileFn Full, TileFn RowEdge, TileFn ColEdge, TileFn One, int R, int C>
-void gemm_tiled(int64_t n, const void* vw, size_t ws, int64_t rows, const void* va, size_t as, int64_t m, float* c,
-                size_t cs) {
-    const auto* w = static_cast<const uint8_t*>(vw);
-    const auto* a = static_cast<const uint8_t*>(va);
+// Covers rows x m with RxC tiles, then the edges with 1xC, Rx1 and 1x1 tiles: calls
+// tile.template operator()<TR, TC>(i, j) for the tile whose first output is (row i, column j).
+// Each output is computed by one tile and every tile runs the same per-output sequence.
+template <int R, int C, class TileAt>
+void for_each_tile(int64_t rows, int64_t m, const TileAt& tile) {
     const int64_t rows_full = rows / R * R, m_full = m / C * C;
     for (int64_t j = 0; j < m_full; j += C) {
-        for (int64_t i = 0; i < rows_full; i += R) Full(n, w + ws * i, ws, a + as * j, as, c + cs * j + i, cs);
-        for (int64_t i = rows_full; i < rows; ++i) RowEdge(n, w + ws * i, ws, a + as * j, as, c + cs * j + i, cs);
+        for (int64_t i = 0; i < rows_full; i += R) tile.template operator()<R, C>(i, j);
+        for (int64_t i = rows_full; i < rows; ++i) tile.template operator()<1, C>(i, j);
     }
     for (int64_t j = m_full; j < m; ++j) {
-        for (int64_t i = 0; i < rows_full; i += R) ColEdge(n, w + ws * i, ws, a + as * j, as, c + cs * j + i, cs);
-        for (int64_t i = rows_full; i < rows; ++i) One(n, w + ws * i, ws, a + as * j, as, c + cs * j + i, cs);
+        for (int64_t i = 0; i < rows_full; i += R) tile.template operator()<R, 1>(i, j);
+        for (int64_t i = rows_full; i < rows; ++i) tile.template operator()<1, 1>(i, j);
     }
 }
 
 template <template <int, int> class Tile, int R, int C>
-void gemm_for(int64_t n, const void* w, size_t ws, int64_t rows, const void* a, size_t as, int64_t m, float* c, size_t cs) {
-    gemm_tiled<Tile<R, C>::run, Tile<1, C>::run, Tile<R, 1>::run, Tile<1, 1>::run, R, C>(n, w, ws, rows, a, as, m, c, cs);
+void gemm_for(int64_t n, const void* vw, size_t ws, int64_t rows, const void* va, size_t as, int64_t m, float* c, size_t cs) {
+    const auto* w = static_cast<const uint8_t*>(vw);
+    const auto* a = static_cast<const uint8_t*>(va);
+    for_each_tile<R, C>(rows, m, [&]<int TR, int TC>(int64_t i, int64_t j) {
+        Tile<TR, TC>::run(n, w + ws * i, ws, a + as * j, as, c + cs * j + i, cs);
+    });
 }
 
 // GEMM of a 32-block type: every block's fp16 d converted to float once per call, for the
@@ -787,19 +787,10 @@ void q32_gemm(int64_t n, const void* vw, size_t ws, int64_t rows, const void* va
         for (int64_t b = 0; b < nb; ++b) wd[stride * r + b] = half_f32(reinterpret_cast<const W*>(w + ws * r)[b].d);
     for (int64_t j = 0; j < m; ++j)
         for (int64_t b = 0; b < nb; ++b) ad[stride * j + b] = half_f32(reinterpret_cast<const A*>(a + as * j)[b].d);
-    auto tile = [&]<int TR, int TC>(int64_t i, int64_t j) {
+    for_each_tile<R, C>(rows, m, [&]<int TR, int TC>(int64_t i, int64_t j) {
         q32_tile<K, TR, TC>(n, w + ws * i, ws, a + as * j, as, c + cs * j + i, cs, wd.data() + stride * i, stride,
                             ad.data() + stride * j, stride);
-    };
-    const int64_t rows_full = rows / R * R, m_full = m / C * C;
-    for (int64_t j = 0; j < m_full; j += C) {
-        for (int64_t i = 0; i < rows_full; i += R) tile.template operator()<R, C>(i, j);
-        for (int64_t i = rows_full; i < rows; ++i) tile.template operator()<1, C>(i, j);
-    }
-    for (int64_t j = m_full; j < m; ++j) {
-        for (int64_t i = 0; i < rows_full; i += R) tile.template operator()<R, 1>(i, j);
-        for (int64_t i = rows_full; i < rows; ++i) tile.template operator()<1, 1>(i, j);
-    }
+    });
 }
 
 template <template <int, int> class Tile>

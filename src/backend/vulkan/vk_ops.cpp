@@ -51,6 +51,12 @@ const char* store_type(GgmlType t) {
 // than the tiles save.
 constexpr uint64_t kTiledMinColumns = 16;
 
+// The product shaders' SHUFFLE_BELOW: lane-tree steps below this stride run as subgroup
+// shuffles (the same additions, so the same bits as through shared memory).
+uint32_t shuffle_below(const Gpu& gpu) {
+    return gpu.features().subgroup_shuffle ? std::min<uint32_t>(gpu.features().subgroup_size, 32) : 0;
+}
+
 bool is_f32(const Tensor* t) { return t && t->type == GgmlType::F32; }
 bool rows_packed(const Tensor& t) { return t.nb[0] == t.type_info().block_bytes; }
 
@@ -187,8 +193,7 @@ Dispatch encode(const Gpu& gpu, const Tensor& node, NodeParams& p) {
             const bool int8 = gpu.features().int8_products && (a->type == GgmlType::Q4_0 || a->type == GgmlType::Q8_0);
             const bool tiled = !int8 && gpu.features().shared_tiles && n_cols >= kTiledMinColumns;
             d.shader = std::string(int8 ? "mul_mat_q8_" : tiled ? "mul_mm_" : "mul_mat_") + weight_shader_type(a->type);
-            // Tree steps below this stride by subgroup shuffles (same bits as shared memory).
-            d.spec2 = gpu.features().subgroup_shuffle ? std::min<uint32_t>(gpu.features().subgroup_size, 32) : 0;
+            d.spec2 = shuffle_below(gpu);
             if (tiled) {
                 d.groups = {static_cast<uint32_t>(ceil_div(n_rows, 8)), static_cast<uint32_t>(ceil_div(n_cols, 16)),
                             static_cast<uint32_t>(node.ne[2] * node.ne[3])};
@@ -206,7 +211,7 @@ Dispatch encode(const Gpu& gpu, const Tensor& node, NodeParams& p) {
             d.shader = std::string("mul_mat_id_") + weight_shader_type(a->type);
             d.spec0 = 4;
             d.spec1 = 1;
-            d.spec2 = gpu.features().subgroup_shuffle ? std::min<uint32_t>(gpu.features().subgroup_size, 32) : 0;
+            d.spec2 = shuffle_below(gpu);
             d.groups = {static_cast<uint32_t>(ceil_div(static_cast<uint64_t>(node.ne[0]), 16)), static_cast<uint32_t>(node.ne[1]),
                         static_cast<uint32_t>(node.ne[2])};
             break;
