@@ -83,6 +83,7 @@ struct Tables {
     TypeKernels rows[kIsaCount][kMaxTypeId];
     bool has_row[kMaxTypeId] = {};
     RepackKernels q4_0x8[kIsaCount];
+    RepackKernels q4_Kx8[kIsaCount];
 
     Tables() {
         IsaTable isa[kIsaCount];
@@ -99,12 +100,17 @@ struct Tables {
 #endif
         PackedGemmFn packed[kIsaCount] = {q4_0x8_gemm_scalar, q4_0x8_gemm_scalar, q4_0x8_gemm_scalar,
                                           q4_0x8_gemm_scalar};
+        PackedGemmFn packed_k[kIsaCount] = {q4_Kx8_gemm_scalar, q4_Kx8_gemm_scalar, q4_Kx8_gemm_scalar,
+                                            q4_Kx8_gemm_scalar};
 #if defined(POCKET_KERNELS_X86)
         packed[1] = q4_0x8_gemm_avx2();
         packed[2] = q4_0x8_gemm_avx512();
+        packed_k[1] = q4_Kx8_gemm_avx2();
+        packed_k[2] = q4_Kx8_gemm_avx512();
 #endif
         for (int k = 0; k < kIsaCount; ++k) {
             q4_0x8[k] = {kQ4_0x8Rows, q4_0x8_packed_bytes, q4_0x8_pack, packed[k]};
+            q4_Kx8[k] = {kQ4_0x8Rows, q4_Kx8_packed_bytes, q4_Kx8_pack, packed_k[k]};
             for (const auto& c : kConv) {
                 const int id = static_cast<int>(c.type);
                 const DotEntry& e = isa[k].by_type[id];
@@ -187,8 +193,10 @@ const TypeKernels* type_kernels(GgmlType type) {
 }
 
 const RepackKernels* repack_kernels(GgmlType type) {
-    if (type != GgmlType::Q4_0) return nullptr;
-    return &tables().q4_0x8[static_cast<int>(active_isa())];
+    const int isa = static_cast<int>(active_isa());
+    if (type == GgmlType::Q4_0) return &tables().q4_0x8[isa];
+    if (type == GgmlType::Q4_K) return &tables().q4_Kx8[isa];
+    return nullptr;
 }
 
 }  // namespace pocket::kernels

@@ -26,9 +26,32 @@ size_t q4_0x8_packed_bytes(int64_t rows, int64_t n);
 void q4_0x8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst);
 void q4_0x8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
                         size_t c_stride);
+
+// The row-interleaved Q4_K layout: eight rows' super-blocks i in one 1152-byte record, the
+// same bytes as the eight blocks, reordered. d and dmin of the eight rows; the 12 scale bytes
+// of each row as three dwords, dword t of the eight rows together (so the six-bit scales and
+// mins of eight rows unpack with a few vector ops); the nibbles in 4-byte chunks as for Q4_0:
+// qs[k][r] = row r's qs[4k..4k+3], low nibbles elements 64(k/8) + 4(k%8).. of sub-block
+// 2(k/8), high nibbles the same offsets 32 further (sub-block 2(k/8)+1). One multiply-add
+// against four activation bytes broadcast to every lane gives eight rows' partial sums.
+struct block_q4_Kx8 {
+    half d[kQ4_0x8Rows];
+    half dmin[kQ4_0x8Rows];
+    uint32_t scales[3][kQ4_0x8Rows];
+    uint8_t qs[kQKK / 8][kQ4_0x8Rows][4];
+};
+static_assert(sizeof(block_q4_Kx8) == kQ4_0x8Rows * sizeof(block_q4_K), "repacking must not change the size");
+
+size_t q4_Kx8_packed_bytes(int64_t rows, int64_t n);
+void q4_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst);
+void q4_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
+                        size_t c_stride);
+
 #if defined(POCKET_KERNELS_X86)
 PackedGemmFn q4_0x8_gemm_avx2();
 PackedGemmFn q4_0x8_gemm_avx512();
+PackedGemmFn q4_Kx8_gemm_avx2();
+PackedGemmFn q4_Kx8_gemm_avx512();
 #endif
 
 }  // namespace pocket::kernels

@@ -893,6 +893,175 @@ template <template <int, int> class Tile, int R, int C>
 DotEntry entry() {
     return {vec_dot_for<Tile>, gemm_for<Tile, R, C>};
 }
+// ---------------------------------------------------------------- repacked Q4_K
+
+// Rows of one or two interleaved Q4_K records in the lanes of a vector (V::kRows rows):
+// Rows8 = one record in a ymm, Rows16 = two consecutive records in a zmm.
+struct Rows8 {
+    using I = __m256i;
+    using F = __m256;
+    static constexpr int kRecords = 1;
+    static I chunk(const block_q4_Kx8& x0, const block_q4_Kx8&, int k) { return load32(x0.qs[k]); }
+    static I dwords(const block_q4_Kx8& x0, const block_q4_Kx8&, int t) { return load32(x0.scales[t]); }
+    static F halves(const half* h0, const half*) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h0))); }
+    static I set1(int32_t v) { return _mm256_set1_epi32(v); }
+    static I zero() { return _mm256_setzero_si256(); }
+    static I and_(I a, I b) { return _mm256_and_si256(a, b); }
+    static I or_(I a, I b) { return _mm256_or_si256(a, b); }
+    template <int S> static I srl(I a) { return _mm256_srli_epi32(a, S); }
+    template <int S> static I sll(I a) { return _mm256_slli_epi32(a, S); }
+    static I add(I a, I b) { return _mm256_add_epi32(a, b); }
+    static I mullo(I a, I b) { return _mm256_mullo_epi32(a, b); }
+    // acc + sum of four u8 x s8 products per lane
+    static I dot4(I acc, I u, I s) {
+#if POCKET_X86_VNNI
+        return _mm256_dpbusd_epi32(acc, u, s);
+#else
+        return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+#endif
+    }
+    static I dot2(I acc, I a, I b) { return madd_add(acc, a, b); }  // acc + two int16 products per lane
+    static F cvt(I a) { return _mm256_cvtepi32_ps(a); }
+    static F set1f(float v) { return _mm256_set1_ps(v); }
+    static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+    static F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+    static F fnmadd(F a, F b, F c) { return _mm256_fnmadd_ps(a, b, c); }
+    static F zerof() { return _mm256_setzero_ps(); }
+    static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
+};
+#if POCKET_X86_ZMM
+struct Rows16 {
+    using I = __m512i;
+    using F = __m512;
+    static constexpr int kRecords = 2;
+    static I join(__m256i a, __m256i b) { return _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1); }
+    static I chunk(const block_q4_Kx8& x0, const block_q4_Kx8& x1, int k) { return join(load32(x0.qs[k]), load32(x1.qs[k])); }
+    static I dwords(const block_q4_Kx8& x0, const block_q4_Kx8& x1, int t) {
+        return join(load32(x0.scales[t]), load32(x1.scales[t]));
+    }
+    static F halves(const half* h0, const half* h1) {
+        return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h0))),
+                                                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(h1)), 1));
+    }
+    static I set1(int32_t v) { return _mm512_set1_epi32(v); }
+    static I zero() { return _mm512_setzero_si512(); }
+    static I and_(I a, I b) { return _mm512_and_si512(a, b); }
+    static I or_(I a, I b) { return _mm512_or_si512(a, b); }
+    template <int S> static I srl(I a) { return _mm512_srli_epi32(a, S); }
+    template <int S> static I sll(I a) { return _mm512_slli_epi32(a, S); }
+    static I add(I a, I b) { return _mm512_add_epi32(a, b); }
+    static I mullo(I a, I b) { return _mm512_mullo_epi32(a, b); }
+    static I dot4(I acc, I u, I s) { return _mm512_dpbusd_epi32(acc, u, s); }
+    static I dot2(I acc, I a, I b) { return _mm512_dpwssd_epi32(acc, a, b); }
+    static F cvt(I a) { return _mm512_cvtepi32_ps(a); }
+    static F set1f(float v) { return _mm512_set1_ps(v); }
+    static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+    static F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+    static F fnmadd(F a, F b, F c) { return _mm512_fnmadd_ps(a, b, c); }
+    static F zerof() { return _mm512_setzero_ps(); }
+    static void store(float* p, F v) { _mm512_storeu_ps(p, v); }
+};
+#endif
+
+inline int32_t dword_at(const void* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+}
+
+// 8 * V::kRecords interleaved rows x C activation columns: per row and column the exact
+// isum and summ of the scalar reference (in another order: they are exact), then its two
+// fused steps per super-block, the rows in the lanes, so no horizontal sums. x1 is the
+// second group's records (Rows16) and is not read by Rows8.
+template <class V, int C>
+void q4_Kx8_group(int64_t nb, const block_q4_Kx8* x0, const block_q4_Kx8* x1, const uint8_t* a, size_t as, float* c,
+                  size_t cs) {
+    using I = typename V::I;
+    using F = typename V::F;
+    F acc[C];
+    for (int j = 0; j < C; ++j) acc[j] = V::zerof();
+    const I low6 = V::set1(0x3f3f3f3f), low4 = V::set1(0x0f0f0f0f), top2 = V::set1(0x03030303);
+    const I byte0 = V::set1(0xFF), byte2 = V::set1(0x00FF0000);
+    for (int64_t b = 0; b < nb; ++b) {
+        const block_q4_Kx8& r0 = x0[b];
+        const block_q4_Kx8& r1 = x1[V::kRecords == 2 ? b : 0];
+        // Each row's 12 scale bytes as three dwords -> scales 0..3, 4..7 and mins 0..3, 4..7
+        // as bytes of one dword per row (the same values as k4_scale_min).
+        const I u0 = V::dwords(r0, r1, 0), u1 = V::dwords(r0, r1, 1), u2 = V::dwords(r0, r1, 2);
+        const I sc_lo = V::and_(u0, low6);
+        const I sc_hi = V::or_(V::and_(u2, low4), V::template sll<4>(V::and_(V::template srl<6>(u0), top2)));
+        const I mn_lo = V::and_(u1, low6);
+        const I mn_hi = V::or_(V::and_(V::template srl<4>(u2), low4), V::template sll<4>(V::and_(V::template srl<6>(u1), top2)));
+        // mins as int16 pairs (min 2t, min 2t+1), against pairs of activation sub-block sums
+        const I mins[4] = {V::or_(V::and_(mn_lo, byte0), V::and_(V::template sll<8>(mn_lo), byte2)),
+                           V::or_(V::and_(V::template srl<16>(mn_lo), byte0), V::and_(V::template srl<8>(mn_lo), byte2)),
+                           V::or_(V::and_(mn_hi, byte0), V::and_(V::template sll<8>(mn_hi), byte2)),
+                           V::or_(V::and_(V::template srl<16>(mn_hi), byte0), V::and_(V::template srl<8>(mn_hi), byte2))};
+        I isum[C];
+        for (int j = 0; j < C; ++j) isum[j] = V::zero();
+        for (int ch = 0; ch < 4; ++ch) {
+            const I scl = ch < 2 ? sc_lo : sc_hi;  // scales 2ch and 2ch+1: bytes (2ch)%4 and +1
+            const I s_even = V::and_(ch % 2 ? V::template srl<16>(scl) : scl, byte0);
+            const I s_odd = V::and_(ch % 2 ? V::template srl<24>(scl) : V::template srl<8>(scl), byte0);
+            I lo[8], hi[8];
+            for (int k = 0; k < 8; ++k) {
+                const I q = V::chunk(r0, r1, 8 * ch + k);
+                lo[k] = V::and_(q, low4);
+                hi[k] = V::and_(V::template srl<4>(q), low4);
+            }
+            for (int j = 0; j < C; ++j) {
+                const int8_t* yq = reinterpret_cast<const block_q8_K*>(a + as * j)[b].qs + 64 * ch;
+                I d_lo = V::zero(), d_hi = V::zero();
+                for (int k = 0; k < 8; ++k) {
+                    d_lo = V::dot4(d_lo, lo[k], V::set1(dword_at(yq + 4 * k)));
+                    d_hi = V::dot4(d_hi, hi[k], V::set1(dword_at(yq + 32 + 4 * k)));
+                }
+                isum[j] = V::add(isum[j], V::add(V::mullo(d_lo, s_even), V::mullo(d_hi, s_odd)));
+            }
+        }
+        const F dx = V::halves(r0.d, r1.d), dmx = V::halves(r0.dmin, r1.dmin);
+        for (int j = 0; j < C; ++j) {
+            const block_q8_K& y = reinterpret_cast<const block_q8_K*>(a + as * j)[b];
+            // the sub-block sums of y in pairs: int16 (bsums[4t] + bsums[4t+1], bsums[4t+2] + bsums[4t+3])
+            alignas(16) int16_t ps[8];
+            _mm_store_si128(reinterpret_cast<__m128i*>(ps),
+                            _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(y.bsums)),
+                                           _mm_loadu_si128(reinterpret_cast<const __m128i*>(y.bsums + 8))));
+            I summ = V::zero();
+            for (int t = 0; t < 4; ++t) summ = V::dot2(summ, mins[t], V::set1(dword_at(ps + 2 * t)));
+            const F yd = V::set1f(y.d);
+            acc[j] = V::fmadd(V::mul(dx, yd), V::cvt(isum[j]), acc[j]);
+            acc[j] = V::fnmadd(V::mul(dmx, yd), V::cvt(summ), acc[j]);
+        }
+    }
+    for (int j = 0; j < C; ++j) V::store(c + cs * j, acc[j]);
+}
+
+void q4_Kx8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, size_t as, int64_t m, float* c, size_t cs) {
+    const int64_t nb = n / kQKK;
+    const auto* p = static_cast<const block_q4_Kx8*>(packed);
+    const auto* a = static_cast<const uint8_t*>(va);
+    int64_t g = 0;
+#if POCKET_X86_ZMM
+    constexpr int C16 = 4;
+    for (; g + 2 <= rows / kQ4_0x8Rows; g += 2) {
+        const block_q4_Kx8* x = p + g * nb;
+        float* cg = c + g * kQ4_0x8Rows;
+        int64_t j = 0;
+        for (; j + C16 <= m; j += C16) q4_Kx8_group<Rows16, C16>(nb, x, x + nb, a + as * j, as, cg + cs * j, cs);
+        for (; j < m; ++j) q4_Kx8_group<Rows16, 1>(nb, x, x + nb, a + as * j, as, cg + cs * j, cs);
+    }
+#endif
+    constexpr int C8 = 2;
+    for (; g < rows / kQ4_0x8Rows; ++g) {
+        const block_q4_Kx8* x = p + g * nb;
+        float* cg = c + g * kQ4_0x8Rows;
+        int64_t j = 0;
+        for (; j + C8 <= m; j += C8) q4_Kx8_group<Rows8, C8>(nb, x, x, a + as * j, as, cg + cs * j, cs);
+        for (; j < m; ++j) q4_Kx8_group<Rows8, 1>(nb, x, x, a + as * j, as, cg + cs * j, cs);
+    }
+}
+
 // K-quants: one row by several columns (more rows measured slower: the prep is per row;
 // rows in the lanes for decoding measured slower too).
 template <class K>

@@ -1,0 +1,67 @@
+// Q4_K row interleaving (8 rows) and its scalar GEMM, which follows the reference order of
+// dot_order.hpp per output: the exact integer sums of a super-block, then
+// fma(d, isum), fma(-dmin, summ) per super-block in order.
+#include "kernels/float16.hpp"
+#include "kernels/repack.hpp"
+
+#include <cmath>
+#include <cstring>
+
+namespace pocket::kernels {
+
+size_t q4_Kx8_packed_bytes(int64_t rows, int64_t n) {
+    return static_cast<size_t>(rows / kQ4_0x8Rows) * static_cast<size_t>(n / kQKK) * sizeof(block_q4_Kx8);
+}
+
+void q4_Kx8_pack(const void* vw, size_t w_stride, int64_t rows, int64_t n, void* vdst) {
+    const auto* w = static_cast<const uint8_t*>(vw);
+    auto* dst = static_cast<block_q4_Kx8*>(vdst);
+    const int64_t nb = n / kQKK;
+    for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g)
+        for (int64_t b = 0; b < nb; ++b) {
+            block_q4_Kx8& out = dst[g * nb + b];
+            for (int r = 0; r < kQ4_0x8Rows; ++r) {
+                const auto& in = reinterpret_cast<const block_q4_K*>(w + w_stride * static_cast<size_t>(g * kQ4_0x8Rows + r))[b];
+                out.d[r] = in.d;
+                out.dmin[r] = in.dmin;
+                for (int t = 0; t < 3; ++t) std::memcpy(&out.scales[t][r], in.scales + 4 * t, 4);
+                for (int k = 0; k < kQKK / 8; ++k) std::memcpy(out.qs[k][r], in.qs + 4 * k, 4);
+            }
+        }
+}
+
+void q4_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
+                        size_t c_stride) {
+    const int64_t nb = n / kQKK;
+    const auto* p = static_cast<const block_q4_Kx8*>(packed);
+    for (int64_t j = 0; j < m; ++j) {
+        const auto* y = reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(a) + a_stride * static_cast<size_t>(j));
+        for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g) {
+            for (int r = 0; r < kQ4_0x8Rows; ++r) {
+                float acc = 0.0f;
+                for (int64_t b = 0; b < nb; ++b) {
+                    const block_q4_Kx8& x = p[g * nb + b];
+                    uint8_t sc12[12];
+                    for (int t = 0; t < 3; ++t) std::memcpy(sc12 + 4 * t, &x.scales[t][r], 4);
+                    int32_t isum = 0, summ = 0;
+                    for (int s = 0; s < 8; ++s) {
+                        uint8_t sc, mn;
+                        k4_scale_min(s, sc12, sc, mn);
+                        int32_t dot = 0;
+                        for (int e = 0; e < 32; ++e) {  // element 32s + e: chunk 8(s/2) + e/4, byte e%4
+                            const uint8_t q = x.qs[8 * (s / 2) + e / 4][r][e % 4];
+                            dot += ((s % 2) ? (q >> 4) : (q & 0xF)) * y[b].qs[32 * s + e];
+                        }
+                        isum += sc * dot;
+                        summ += mn * (y[b].bsums[2 * s] + y[b].bsums[2 * s + 1]);
+                    }
+                    acc = std::fma(y[b].d * fp16_to_f32(x.d[r]), static_cast<float>(isum), acc);
+                    acc = std::fma(-(y[b].d * fp16_to_f32(x.dmin[r])), static_cast<float>(summ), acc);
+                }
+                c[c_stride * static_cast<size_t>(j) + static_cast<size_t>(g * kQ4_0x8Rows + r)] = acc;
+            }
+        }
+    }
+}
+
+}  // namespace pocket::kernels
