@@ -97,9 +97,10 @@ int main(int argc, char** argv) {
 
         pocket::serve::Server server(o);
         server.start();
-        fmt::print(stderr, "serve: listening on http://{}:{}\n", o.host, server.port());
         server.load();  // /health says 503 until here; a signal meanwhile waits for sigwait
-        fmt::print(stderr, "serve: {} ready, {} slot(s)\n", o.model, o.n_parallel);
+        // One line, once ready: an error while loading stays the only line printed.
+        fmt::print(stderr, "serve: listening on http://{}:{} ({}, {} slot(s) of {} tokens)\n", o.host, server.port(), o.model,
+                   o.n_parallel, server.slot_context());
         std::fflush(stderr);
         int sig = 0;
         sigwait(&stop_signals, &sig);

@@ -59,6 +59,10 @@ std::vector<TokenId> Server::chat_prompt(const json& body) const {
 void Server::completion(const httplib::Request& req, httplib::Response& res, Api api) {
     const json body = parse_body(req.body);
     CompletionRequest cr = parse_completion_fields(body);
+    if (cr.ignore_eos) {
+        const auto eog = model_->tokenizer().vocab().eog_tokens();
+        cr.generation.sampling.banned.assign(eog.begin(), eog.end());
+    }
     cr.generation.prompt = api == Api::chat ? chat_prompt(body) : parse_prompt(body, model_->tokenizer());
     auto task = std::make_shared<Task>(std::move(cr.generation));
     scheduler_->submit(task);  // 400 when the prompt cannot fit, 503 when stopping

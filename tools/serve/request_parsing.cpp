@@ -102,6 +102,7 @@ CompletionRequest parse_completion_fields(const json& body) {
     }
     if (integer(body, "n", 1, 1, 1) != 1) invalid("n", "must be 1");
     r.stream = optional_bool(body, "stream", false);
+    r.ignore_eos = optional_bool(body, "ignore_eos", false);
     if (const json* so = field(body, "stream_options")) {
         if (!so->is_object()) invalid("stream_options", "must be an object");
         r.include_usage = optional_bool(*so, "include_usage", false);

@@ -18,13 +18,15 @@ struct CompletionRequest {
     GenerationRequest generation;  // prompt left empty: the endpoint fills it
     bool stream = false;
     bool include_usage = false;    // stream_options.include_usage
+    bool ignore_eos = false;       // llama-server's: never end at an end-of-generation token
 };
 
 // The body as a JSON object; 400 when it is not JSON (truncated, not UTF-8) or not an object.
 nlohmann::json parse_body(const std::string& body);
 
 // max_tokens / max_completion_tokens / n_predict, temperature, top_p, top_k, min_p, seed,
-// stop, presence_penalty, frequency_penalty, repeat_penalty, stream, stream_options, n.
+// stop, presence_penalty, frequency_penalty, repeat_penalty, stream, stream_options, n,
+// ignore_eos.
 CompletionRequest parse_completion_fields(const nlohmann::json& body);
 
 // /v1/chat/completions' `messages`: a non-empty array of {role, content}, content a string,

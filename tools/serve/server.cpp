@@ -44,6 +44,9 @@ void Server::start() {
     port_ = options_.port == 0 ? http_.bind_to_any_port(options_.host) : (http_.bind_to_port(options_.host, options_.port) ? options_.port : -1);
     if (port_ <= 0) throw Error("cannot listen on {}:{} (in use, or not an address of this machine)", options_.host, options_.port);
     listener_ = std::thread([this] { http_.listen_after_bind(); });
+    // httplib's stop() does nothing to a server not yet running: wait until it runs, so that
+    // a stop() right after (a model that fails to load) cannot miss it and hang the join.
+    while (!http_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 void Server::load() {

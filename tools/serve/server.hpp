@@ -33,6 +33,7 @@ public:
     // Loads the model and starts the slots. Throws pocket::Error on a bad model or flags.
     void load();
     bool ready() const { return ready_.load(std::memory_order_acquire); }
+    uint32_t slot_context() const { return scheduler_ ? scheduler_->slot_context() : 0; }
 
     // Ends every request (running ones get what they have, with an error event when
     // streaming; queued ones 503), stops listening and waits for the connections to finish.

@@ -79,8 +79,8 @@ void SlotScheduler::expire_waiting(Clock::time_point now) {
             (*it)->finish(Outcome::of(FinishReason::cancelled));
             it = waiting_.erase(it);
         } else if (now - (*it)->created() > options_.queue_timeout) {
+            ++metrics_.requests_rejected;  // counted before the client hears of it
             (*it)->fail(503, "no free slot: every slot stayed busy for the queue timeout");
-            ++metrics_.requests_rejected;
             it = waiting_.erase(it);
         } else {
             ++it;
@@ -153,10 +153,11 @@ void SlotScheduler::release(Slot& slot, Outcome outcome) {
     outcome.prompt_tokens = slot.task->request().prompt.size();
     outcome.cached_tokens = slot.n_cached;
     outcome.completion_tokens = slot.n_generated;
-    slot.task->finish(std::move(outcome));
-    slot.task.reset();
+    // Counted before the client hears of it, so that /metrics agrees with what it has seen.
     --metrics_.slots_busy;
     ++metrics_.requests_total;
+    slot.task->finish(std::move(outcome));
+    slot.task.reset();
 }
 
 void SlotScheduler::step(Slot& slot) {
