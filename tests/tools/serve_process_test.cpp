@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <cstdio>
 #include <future>
 #include <string>
@@ -105,6 +106,30 @@ void stops_cleanly_on(int signal) {
     ASSERT_TRUE(res) << "the client got no answer";
     EXPECT_EQ(res->status, 200);
     EXPECT_TRUE(res->body.ends_with("data: [DONE]\n\n")) << "the stream was cut: " << res->body.substr(res->body.size() - std::min<size_t>(200, res->body.size()));
+}
+
+// The official openai npm package as the client. It is not vendored: install it outside the
+// source tree with `npm install --prefix build/npm openai` (the test skips, visibly, without it).
+TEST(ServeTool, OpenAINpmClient) {
+    const std::string modules = std::string(POCKET_BINARY_DIR) + "/npm";
+    if (!std::filesystem::exists(modules + "/node_modules/openai/package.json"))
+        GTEST_SKIP() << "the openai npm package is not installed: npm install --prefix " << modules << " openai";
+    if (std::system("node --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "node is not installed";
+    Process p({"--port", "0", "-np", "2", "-c", "512", "-t", "1", "--api-key", "test-key"});
+    const std::string listening = p.wait_for("listening on http://127.0.0.1:");
+    ASSERT_FALSE(listening.empty());
+    const int port = std::stoi(listening.substr(listening.find("127.0.0.1:") + 10));
+    const std::string cmd = "node " + std::string(POCKET_SOURCE_DIR) + "/tests/tools/serve_openai_client.cjs " + modules + " " +
+                            std::to_string(port) + " 2>&1";
+    std::string out;
+    std::FILE* f = ::popen(cmd.c_str(), "r");
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    const int st = ::pclose(f);
+    EXPECT_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 0) << out;
+    ::kill(p.pid, SIGTERM);
+    EXPECT_EQ(p.exit_status(), 0);
 }
 
 TEST(ServeTool, SigtermCancelsAndExitsZero) { stops_cleanly_on(SIGTERM); }
