@@ -11,6 +11,10 @@
 #include <cstdio>
 #include <future>
 #include <string>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -128,6 +132,39 @@ TEST(ServeTool, OpenAINpmClient) {
     while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
     const int st = ::pclose(f);
     EXPECT_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 0) << out;
+    ::kill(p.pid, SIGTERM);
+    EXPECT_EQ(p.exit_status(), 0);
+}
+
+// A thousand connections that send nothing delay no one: a request beside them is answered at once.
+TEST(ServeTool, ThousandIdleConnectionsDelayNoOne) {
+    if (rlimit lim{}; ::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < 1100) {
+        lim.rlim_cur = std::min<rlim_t>(lim.rlim_max, 1100);
+        ::setrlimit(RLIMIT_NOFILE, &lim);
+        if (lim.rlim_cur < 1100) GTEST_SKIP() << "this process may open only " << lim.rlim_cur << " files";
+    }
+    Process p({"--port", "0", "-np", "1", "-c", "256", "-t", "1"});
+    const std::string listening = p.wait_for("listening on http://127.0.0.1:");
+    ASSERT_FALSE(listening.empty());
+    const int port = std::stoi(listening.substr(listening.find("127.0.0.1:") + 10));
+    std::vector<int> idle;
+    for (int i = 0; i < 1000; ++i) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(static_cast<uint16_t>(port));
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << "connection " << i;
+        idle.push_back(fd);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(60, 0);
+    auto res = c.Post("/v1/completions", R"({"prompt": "Once", "max_tokens": 4})", "application/json");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 200) << res->body;
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3)) << "queued behind the idle connections";
+    for (int fd : idle) ::close(fd);
     ::kill(p.pid, SIGTERM);
     EXPECT_EQ(p.exit_status(), 0);
 }

@@ -30,6 +30,7 @@ ServeOptions options(uint32_t n_parallel, uint32_t n_ctx) {
     o.context.n_threads = 1;
     o.load.n_threads = 1;
     o.load.gpu_layers = pocket::GpuLayers::parse("0");
+    o.http_threads = 64;  // enough for the 32 clients of the load test; the default 1024 is for real use
     return o;
 }
 
@@ -51,7 +52,7 @@ struct Running {
 
 json post(const Running& r, const std::string& path, const json& body, int expect_status = 200) {
     auto res = r.client().Post(path.c_str(), body.dump(), "application/json");
-    EXPECT_TRUE(res) << path;
+    EXPECT_TRUE(res) << path << ": " << httplib::to_string(res.error());
     if (!res) return {};
     EXPECT_EQ(res->status, expect_status) << path << " " << body.dump() << " -> " << res->body;
     return json::parse(res->body);

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <iostream>
 #include <pthread.h>
+#include <sys/resource.h>
 
 namespace {
 
@@ -56,7 +57,7 @@ int main(int argc, char** argv) {
     app.add_option("--host", o.host, "address to listen on")->group("Server")->capture_default_str();
     app.add_option("--port", o.port, "port to listen on (0: any free port)")->group("Server")->capture_default_str();
     app.add_option("--api-key", o.api_key, "require \"Authorization: Bearer KEY\"")->group("Server");
-    app.add_option("--threads-http", o.http_threads, "HTTP threads (0: enough for every slot and waiting clients)")->group("Server");
+    app.add_option("--threads-http", o.http_threads, "HTTP threads, one per open connection (0: 1024)")->group("Server");
     app.add_option("--queue-timeout", o.queue_timeout_s, "seconds a request waits for a free slot before 503")->group("Server")->capture_default_str();
     app.add_option("--max-body", max_body, "largest request body in bytes (larger: 413)")->group("Server")->capture_default_str();
 
@@ -83,6 +84,12 @@ int main(int argc, char** argv) {
     sigaddset(&stop_signals, SIGINT);
     sigaddset(&stop_signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+    // Each open connection is a file descriptor: allow as many as the hard limit does.
+    if (rlimit lim{}; ::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+        lim.rlim_cur = lim.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &lim);
+    }
 
     try {
         o.max_body_bytes = static_cast<size_t>(std::max<int64_t>(max_body, 0));

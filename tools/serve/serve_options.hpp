@@ -20,7 +20,7 @@ struct ServeOptions {
     std::string n_gpu_layers = "auto";   // -ngl
     ModelLoadOptions load;
     ContextOptions context;              // -b -ub -t; n_ctx is set per slot at load
-    int http_threads = 0;                // --threads-http (0: enough for every slot and a queue of clients)
+    int http_threads = 0;                // --threads-http (0: 1024, so that idle connections never starve the others)
     double queue_timeout_s = 30.0;       // --queue-timeout: how long a request waits for a free slot before 503
     size_t max_body_bytes = 8u << 20;    // --max-body: larger request bodies get 413
     bool verbose = false;                // -v

@@ -9,15 +9,18 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <sys/socket.h>
 
 namespace pocket::serve {
 
 Server::Server(ServeOptions options) : options_(std::move(options)) {
     model_name_ = !options_.alias.empty() ? options_.alias : std::filesystem::path(options_.model).filename().string();
     metrics_.slots_total = options_.n_parallel;
-    // Each streaming client holds an HTTP thread for as long as it reads; enough for every slot
-    // and a queue of clients beside them.
-    const int threads = options_.http_threads > 0 ? options_.http_threads : static_cast<int>(std::max<uint32_t>(64, 4 * options_.n_parallel + 16));
+    // cpp-httplib gives each connection a thread for as long as it is open (an idle keep-alive
+    // one until its 5 s read timeout), and a streaming client holds one while it reads. A
+    // thousand threads cost little memory (their stacks are only reserved) and let a thousand
+    // idle connections wait without delaying anyone else.
+    const int threads = options_.http_threads > 0 ? options_.http_threads : static_cast<int>(std::max<uint32_t>(1024, 4 * options_.n_parallel + 16));
     http_.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
     // Bodies over --max-body are read (up to 4 times that, then cut off by httplib) and then
     // refused with 413 in guarded(), so that the client always reads the answer.
@@ -41,8 +44,17 @@ Server::Server(ServeOptions options) : options_(std::move(options)) {
 Server::~Server() { stop(); }
 
 void Server::start() {
+    // Debian's cpp-httplib listens with a backlog of 5: a burst of clients connecting at once
+    // (the 32) overflows it and some connections fail. Remember the listening socket
+    // and raise its backlog after bind (listen() again on a listening socket only resizes it).
+    int listening = -1;
+    http_.set_socket_options([&listening](socket_t sock) {
+        httplib::default_socket_options(sock);
+        listening = sock;
+    });
     port_ = options_.port == 0 ? http_.bind_to_any_port(options_.host) : (http_.bind_to_port(options_.host, options_.port) ? options_.port : -1);
     if (port_ <= 0) throw Error("cannot listen on {}:{} (in use, or not an address of this machine)", options_.host, options_.port);
+    if (listening >= 0) ::listen(listening, SOMAXCONN);
     listener_ = std::thread([this] { http_.listen_after_bind(); });
     // httplib's stop() does nothing to a server not yet running: wait until it runs, so that
     // a stop() right after (a model that fails to load) cannot miss it and hang the join.
