@@ -98,12 +98,15 @@ void stops_cleanly_on(int signal) {
         c.set_read_timeout(60, 0);
         return c.Post("/v1/completions", R"({"prompt": "Once", "ignore_eos": true, "stream": true})", "application/json");
     });
+    // The signal comes once a slot is answering (a loaded sanitizer build may take seconds).
     httplib::Client c("127.0.0.1", port);
-    for (int i = 0; i < 1000; ++i) {
+    bool busy = false;
+    for (int i = 0; i < 3000 && !busy; ++i) {
         auto m = c.Get("/metrics");
-        if (m && m->body.find("\npocket_slots_busy 1") != std::string::npos) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        busy = m && m->body.find("\npocket_slots_busy 1") != std::string::npos;
+        if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    ASSERT_TRUE(busy) << "the request never reached a slot";
     ::kill(p.pid, signal);
     EXPECT_EQ(p.exit_status(), 0);
     const auto res = answer.get();
