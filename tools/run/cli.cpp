@@ -11,6 +11,7 @@
 
 #include <iostream>
 #include <random>
+#include <thread>
 
 namespace {
 
@@ -38,6 +39,22 @@ void check_flags(const pocket::tools::RunOptions& o, const CLI::App& app, int th
     check_finite("--frequency-penalty", s.frequency_penalty);
     check_finite("--presence-penalty", s.presence_penalty);
     check_range("--repeat-last-n", s.repeat_last_n, -1, kMaxTokens, "(-1: the whole context)");
+    check_range("--keep", o.chat.keep, -1, kMaxTokens, "(-1: the system prompt and the first message)");
+}
+
+// -fa on|off|auto (llama.cpp; 1/0 and true/false too). pocket's graph has one attention
+// path, the fused one: "off" is accepted so that command lines carry over, and says so.
+void flash_attn_note(const std::string& value) {
+    static const char* const kOn[] = {"on", "auto", "1", "true", "enabled"};
+    static const char* const kOff[] = {"off", "0", "false", "disabled"};
+    for (const char* v : kOn)
+        if (value == v) return;
+    for (const char* v : kOff)
+        if (value == v) {
+            std::cerr << "run: note: -fa off: pocket has one attention path, the fused one; it runs as with -fa on\n";
+            return;
+        }
+    throw pocket::Error("-fa {}: must be on, off or auto", value);
 }
 
 }  // namespace
@@ -59,6 +76,8 @@ int main(int argc, char** argv) {
     app.add_option("--device", o.load.device, "the GPU to use (-dev; see --list-devices)")->group("Model");
     app.add_flag("--list-devices", list_devices, "print the available devices and exit")->group("Model");
     app.add_flag("--no-repack", no_repack, "keep every weight in the file's layout")->group("Model");
+    app.add_option("--override-kv", o.load.kv_overrides, "KEY=TYPE:VALUE: a metadata value replaced (TYPE int, float, bool or str; repeatable)")
+        ->group("Model");
 
     app.add_option("-p,--prompt", o.prompt, "prompt (default: \"Once upon a time\")")->group("Prompt");
     app.add_option("-f,--file", o.prompt_file, "read the prompt from a file")->group("Prompt")->check(CLI::ExistingFile);
@@ -69,6 +88,10 @@ int main(int argc, char** argv) {
         ->group("Prompt")->capture_default_str();
 
     app.add_option("-t,--threads", threads, "threads (default: all hardware threads)")->group("Performance");
+    int threads_batch = 0;
+    app.add_option("--threads-batch", threads_batch, "threads for prompt batches (-tb; pocket uses -t's for both)")->group("Performance");
+    std::string flash_attn = "auto";
+    app.add_option("--flash-attn", flash_attn, "on, off or auto (-fa; pocket's attention is always fused)")->group("Performance");
     app.add_option("-c,--ctx-size", o.context.n_ctx, "context size (0: the model's, at most 4096)")->group("Performance");
     app.add_option("-b,--batch-size", o.context.n_batch, "logical batch size")->group("Performance")->capture_default_str();
     app.add_option("--ubatch-size", o.context.n_ubatch, "physical batch size (-ub)")->group("Performance")->capture_default_str();
@@ -92,7 +115,10 @@ int main(int argc, char** argv) {
     app.add_flag("-i,--interactive,--conversation", o.interactive, "chat (-cnv too)")->group("Chat");
     app.add_option("--system-prompt", o.chat.system_prompt, "system prompt of the chat (-sys)")->group("Chat");
     app.add_option("-r,--reverse-prompt", o.chat.reverse_prompts, "stop the answer when this text appears")->group("Chat");
-    app.add_option("--keep", o.chat.keep, "tokens kept at the start on a context shift (after the system prompt)")->group("Chat");
+    app.add_option("--keep", o.chat.keep, "tokens kept at the start on a context shift, after the system prompt (-1: the first message too)")
+        ->group("Chat");
+    app.add_option("--in-prefix", o.in_prefix, "text put before each chat message")->group("Chat");
+    app.add_option("--in-suffix", o.in_suffix, "text put after each chat message")->group("Chat");
     app.add_flag("!--no-context-shift", o.chat.context_shift, "stop when the context is full instead of shifting it")->group("Chat");
     app.add_option("--chat-template", o.chat_template, "a built-in template name or a Jinja file")->group("Chat");
     app.add_option("--render-chat", o.render_chat, "print the prompt a chat JSON file renders to, and exit")
@@ -108,7 +134,7 @@ int main(int argc, char** argv) {
     pocket::tools::CommandLine cl("run", argc, argv,
                                   {{"-ngl", "--n-gpu-layers"}, {"-ub", "--ubatch-size"}, {"-ctk", "--cache-type-k"},
                                    {"-ctv", "--cache-type-v"}, {"-cnv", "--conversation"}, {"-no-cnv", "--no-conversation"},
-                                   {"-st", "--single-turn"},
+                                   {"-st", "--single-turn"}, {"-fa", "--flash-attn"}, {"-tb", "--threads-batch"},
                                    {"-sys", "--system-prompt"}, {"-dev", "--device"}},
                                   {"--jinja"});
     if (auto rc = cl.parse(app)) return *rc;
@@ -121,6 +147,16 @@ int main(int argc, char** argv) {
             return 0;
         }
         check_flags(o, app, threads);
+        flash_attn_note(flash_attn);
+        if (app.count("--threads-batch")) {
+            pocket::tools::check_threads("-tb", threads_batch);
+            // One pool of threads evaluates prompts and generation alike; say so when -tb differs.
+            const int t = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+            if (threads_batch != t)
+                std::cerr << "run: note: -tb " << threads_batch << ": pocket evaluates prompt batches with the -t threads too\n";
+        }
+        o.prompt_given = app.count("--prompt") > 0;
+        o.seed_given = seed >= 0;
         if (o.single_turn) o.interactive = true;  // llama.cpp: -st is a chat of one turn
         if (no_conversation) o.interactive = false;
         o.load.use_mmap = !no_mmap;
