@@ -166,7 +166,7 @@ TEST(RunTool, LlamaCppShortFlags) {
     expect_flag_error("run", "-cb", "-cb: a llama.cpp flag not supported by pocket");
     expect_flag_error("run", "-hf x/y", "-hf: a llama.cpp flag not supported by pocket");
     expect_flag_error("run", "-xyz", "unknown flag -xyz");
-    expect_flag_error("bench", "-m x.gguf -pg 512,128", "-pg: a llama.cpp flag not supported by pocket");
+    expect_flag_error("bench", "-m x.gguf -mmp 0", "-mmp: a llama.cpp flag not supported by pocket");
     const Result version = run_tool("run", "--version");
     EXPECT_EQ(version.status, 0);
     EXPECT_TRUE(version.out.starts_with("run (pocket) ")) << version.out;
