@@ -130,3 +130,17 @@ TEST(RunFlags, RandomSeedIsPrintedAndRepeatsTheRun) {
     EXPECT_EQ(again.out, r.out);
     EXPECT_EQ(again.err.find("chosen at random"), std::string::npos) << again.err;
 }
+
+// --help: llama.cpp's short forms beside the long names, no CLI11 notation.
+TEST(RunFlags, HelpShowsShortFormsWithoutCli11Notation) {
+    for (const char* tool : {"run", "bench", "perplexity", "tokenize", "convert"}) {
+        const Result r = run_tool(tool, "--help");
+        EXPECT_EQ(r.status, 0) << tool;
+        for (const char* artifact : {"{false}", "{true}", "TEXT:FILE", "args(", "x 2"})
+            EXPECT_EQ(r.out.find(artifact), std::string::npos) << tool << ": " << artifact << "\n" << r.out;
+    }
+    const Result run = run_tool("run", "--help");
+    EXPECT_NE(run.out.find("-ngl, --n-gpu-layers"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("-fa, --flash-attn"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("-n, --n-predict N"), std::string::npos) << run.out;
+}

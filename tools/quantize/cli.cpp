@@ -93,7 +93,8 @@ int main(int argc, char** argv) {
     app.add_flag("--allow-requantize", c.options.allow_requantize, "accept already-quantized input (dequantized first)");
     app.add_flag("-v,--verbose", c.verbose, "one line per tensor: its shape and chosen type");
     std::vector<std::string> tensor_types;
-    app.add_option("--tensor-type", tensor_types, "PATTERN=TYPE: tensors whose name matches the regex PATTERN get TYPE (repeatable; the first match wins)");
+    app.add_option("--tensor-type", tensor_types, "PATTERN=TYPE: tensors whose name matches the regex PATTERN get TYPE (repeatable; the first match wins)")
+        ->allow_extra_args(false);  // one value per --tensor-type: IN.gguf after it is not a pattern
     app.add_flag("--dry-run", c.dry_run, "print each tensor's type and size, and the model's, without writing anything");
     pocket::tools::CommandLine cl("quantize", argc, argv);
     if (auto rc = cl.parse(app)) return *rc;

@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
     app.add_flag("--list-devices", list_devices, "print the available devices and exit")->group("Model");
     app.add_flag("--no-repack", no_repack, "keep every weight in the file's layout")->group("Model");
     app.add_option("--override-kv", o.load.kv_overrides, "KEY=TYPE:VALUE: a metadata value replaced (TYPE int, float, bool or str; repeatable)")
-        ->group("Model");
+        ->group("Model")->allow_extra_args(false);
 
     app.add_option("-p,--prompt", o.prompt, "prompt (default: \"Once upon a time\")")->group("Prompt");
     app.add_option("-f,--file", o.prompt_file, "read the prompt from a file")->group("Prompt")->check(CLI::ExistingFile);
