@@ -144,3 +144,20 @@ TEST(RunFlags, HelpShowsShortFormsWithoutCli11Notation) {
     EXPECT_NE(run.out.find("-fa, --flash-attn"), std::string::npos) << run.out;
     EXPECT_NE(run.out.find("-n, --n-predict N"), std::string::npos) << run.out;
 }
+
+// Errors found deep inside (tokenizer, hyper-parameters) name the model file and say what is
+// wrong with it in a user's terms.
+TEST(RunFlags, ModelErrorsNameTheFileInPlainTerms) {
+    pocket::test::ScratchDir dir;
+    const std::string tiny = (dir / "tiny.gguf").string();
+    ASSERT_EQ(run_tool("gguf", "synth --preset tiny -o " + tiny).status, 0);
+    // The stand-in vocabulary has no byte tokens: no text can be encoded.
+    Result r = run_tool("tokenize", "-m " + tiny + " -p hi");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find(tiny + ": the text holds a character this model cannot encode"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("SPM"), std::string::npos) << r.err;
+    r = run_tool("run", "-n 1 --override-kv llama.rope.dimension_count=int:7");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("stories260K.gguf: llama.rope.dimension_count is 7, but rotary embeddings need an even size"), std::string::npos)
+        << r.err;
+}

@@ -11,11 +11,24 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
 #include <unistd.h>
+
+namespace {
+
+// "42 s", "3 min 20 s", "2 h 05 min": an ETA as a person reads it.
+std::string duration_text(double seconds) {
+    const auto s = static_cast<long long>(seconds + 0.5);
+    if (s < 60) return fmt::format("{} s", s);
+    if (s < 3600) return fmt::format("{} min {:02} s", s / 60, s % 60);
+    return fmt::format("{} h {:02} min", s / 3600, s % 3600 / 60);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"perplexity: perplexity and KL divergence of a model on a text (llama-perplexity's method)"};
@@ -104,15 +117,27 @@ int main(int argc, char** argv) {
         const bool tty = ::isatty(2);
         fmt::print(stderr, "perplexity: {} tokens, {} chunks of {}, {} per batch\n", tokens.size(), tokens.size() / o.n_ctx,
                    o.n_ctx, o.n_seq);
-        std::string printed;
+        // On a terminal: when the chunk values share it (stdout is that terminal too), the ETA
+        // is one line after the first chunk, as llama-perplexity prints it, so that no "\r"
+        // overwrites the values; otherwise a status line with the chunk and the ETA.
+        const bool values_on_terminal = !json && ::isatty(1);
+        bool status_line = false;
+        const auto t_start = std::chrono::steady_clock::now();
         const auto r = pocket::tools::compute_perplexity(ctx, tokens, o, [&](size_t k, size_t n, double ppl) {
+            const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+            const double eta = elapsed / static_cast<double>(k) * static_cast<double>(n - k);
+            if (tty && values_on_terminal && k == 1)
+                fmt::print(stderr, "perplexity: {:.2f} s per chunk, ETA {}\n", elapsed, duration_text(eta));
             if (!json) {
                 fmt::print("[{}]{:.4f},", k, ppl);
                 std::fflush(stdout);
             }
-            if (tty) fmt::print(stderr, "\rperplexity: chunk {}/{} ", k, n);
+            if (tty && !values_on_terminal) {
+                fmt::print(stderr, "\rperplexity: chunk {}/{}, ETA {}   ", k, n, duration_text(eta));
+                status_line = true;
+            }
         });
-        if (tty) fmt::print(stderr, "\n");
+        if (status_line) fmt::print(stderr, "\n");
         const double tps = static_cast<double>(r.n_chunks * o.n_ctx) / r.seconds;
         if (json) {
             fmt::print("{{\"model\": \"{}\", \"n_ctx\": {}, \"n_chunks\": {}, \"n_tokens\": {}, \"ppl\": {:.6f}, \"ppl_stderr\": {:.6f}, "

@@ -56,13 +56,14 @@ PerplexityResult compute_perplexity(Context& ctx, const std::vector<TokenId>& to
     std::unique_ptr<KlBaseReader> kl_in;
     if (!o.kl_base_in.empty()) {
         kl_in = std::make_unique<KlBaseReader>(o.kl_base_in, c, n_vocab, tokens);
+        n_chunks = std::min<size_t>(n_chunks, kl_in->n_chunk());  // as llama-perplexity: the base's chunks at most
     } else if (o.kl_writer) {
         kl_out = o.kl_writer;
     } else if (!o.kl_base_out.empty()) {
         owned_out = std::make_unique<KlBaseWriter>(o.kl_base_out);
         kl_out = owned_out.get();
     }
-    if (kl_out) kl_out->begin(c, n_vocab, tokens);
+    if (kl_out) kl_out->begin(c, n_vocab, static_cast<uint32_t>(n_chunks), tokens);
 
     PerplexityResult r;
     r.n_tokens = tokens.size();
