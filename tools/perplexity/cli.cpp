@@ -2,6 +2,7 @@
 #include "../common/command_line.hpp"
 #include "../common/devices.hpp"
 #include "../common/flag_checks.hpp"
+#include "kl_summary.hpp"
 #include "perplexity.hpp"
 #include "pocket/error.hpp"
 #include "pocket/output_file.hpp"
@@ -158,6 +159,9 @@ int main(int argc, char** argv) {
                 fmt::print("RMS     Δp: {:10.3f} %\n", 100 * r.kl->dp_rms);
                 fmt::print("Same top p: {:10.3f} %\n", 100 * r.kl->same_top);
                 fmt::print("Base   PPL: {:10.4f}\n", r.kl->base_ppl);
+                // llama-perplexity's report too, for comparing runs of both tools.
+                pocket::tools::print_kl_chunk_table(*r.kl, stdout);
+                pocket::tools::print_kl_statistics(*r.kl, stdout);
             }
         }
         fmt::print(stderr, "perplexity: {:.2f} s, {:.2f} tokens per second\n", r.seconds, tps);
