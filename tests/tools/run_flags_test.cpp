@@ -4,6 +4,7 @@
 #include "flag_error.hpp"
 #include "run_tool.hpp"
 #include "scratch_dir.hpp"
+#include "shared_data.hpp"
 
 #include <gtest/gtest.h>
 
@@ -160,4 +161,22 @@ TEST(RunFlags, ModelErrorsNameTheFileInPlainTerms) {
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.err.find("stories260K.gguf: llama.rope.dimension_count is 7, but rotary embeddings need an even size"), std::string::npos)
         << r.err;
+}
+
+// --render-chat takes a bare list of messages too, and without -m uses the bundled model;
+// --help names the built-in templates.
+TEST(RunFlags, RenderChatTakesABareListAndTheBundledModel) {
+    pocket::test::ScratchDir dir;
+    const std::string list = write(dir, "list.json", R"([{"role": "user", "content": "Hi"}])");
+    Result r = run_tool("run", "--render-chat " + list + " --chat-template chatml");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+    const Result bundled = run_tool("run", "--render-chat " + list);
+    const Result with_m = run_tool("run", "--render-chat " + list + " -m " + (pocket::test::source_dir() / "models" / "stories260K.gguf").string());
+    ASSERT_EQ(bundled.status, 0) << bundled.err;
+    EXPECT_EQ(bundled.out, with_m.out);
+    EXPECT_NE(bundled.out.find("Hi"), std::string::npos) << bundled.out;
+    const Result help = run_tool("run", "--help");
+    EXPECT_NE(help.out.find("chatml"), std::string::npos) << help.out;
+    EXPECT_NE(help.out.find("llama3"), std::string::npos) << help.out;
 }

@@ -120,7 +120,9 @@ int main(int argc, char** argv) {
     app.add_option("--in-prefix", o.in_prefix, "text put before each chat message")->group("Chat");
     app.add_option("--in-suffix", o.in_suffix, "text put after each chat message")->group("Chat");
     app.add_flag("!--no-context-shift", o.chat.context_shift, "stop when the context is full instead of shifting it")->group("Chat");
-    app.add_option("--chat-template", o.chat_template, "a built-in template name or a Jinja file")->group("Chat");
+    std::string builtin_names;
+    for (const auto& n : pocket::builtin_chat_template_names()) builtin_names += (builtin_names.empty() ? "" : ", ") + n;
+    app.add_option("--chat-template", o.chat_template, "a Jinja file, or a built-in template: " + builtin_names)->group("Chat");
     app.add_option("--render-chat", o.render_chat, "print the prompt a chat JSON file renders to, and exit")
         ->group("Chat")->check(CLI::ExistingFile);
 

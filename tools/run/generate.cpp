@@ -84,16 +84,18 @@ std::string process_escapes(const std::string& s) {
 }
 
 int run_render_chat(const RunOptions& o, std::FILE* out) {
-    const std::string json = read_text_file(o.render_chat);
+    std::string json = read_text_file(o.render_chat);
+    // A bare list of messages is the common shape too: the object around it is implied.
+    if (const size_t start = json.find_first_not_of(" \t\r\n"); start != std::string::npos && json[start] == '[')
+        json = "{\"messages\": " + json + "}";
     std::optional<ChatTemplate> tmpl;
-    if (!o.model.empty()) {
-        const GgufFile file = GgufFile::open(o.model);
+    if (!o.model.empty() || o.chat_template.empty()) {
+        // No -m and no --chat-template: the bundled model's template, as run without -m.
+        const GgufFile file = GgufFile::open(o.model.empty() ? bundled_model_path() : o.model);
         tmpl = chat_template_for(file, Vocab::from_gguf(file), o.chat_template);
-    } else if (!o.chat_template.empty()) {
+    } else {
         if (auto builtin = builtin_chat_template(o.chat_template)) tmpl = ChatTemplate::parse(*builtin);
         else tmpl = ChatTemplate::parse(read_text_file(o.chat_template));
-    } else {
-        throw Error("--render-chat needs -m MODEL or --chat-template NAME|FILE");
     }
     fmt::print(out, "{}", render_chat_json(json, *tmpl));
     return 0;
