@@ -257,3 +257,16 @@ TEST(PerplexityTool, PercentileIsTheNearestRank) {
     EXPECT_EQ(tools::percentile(v, 0.99), 5);
     EXPECT_EQ(tools::percentile({}, 0.5), 0);
 }
+
+// -tb (llama-perplexity's batch threads): checked, and the same figures.
+TEST(PerplexityTool, ThreadsBatchGivesTheSameFigures) {
+    const std::string args = "-m " + (test::source_dir() / "models" / "stories260K.gguf").string() + " -f " +
+                             (test::source_dir() / "README.md").string() + " -c 64 --chunks 2 -t 1";
+    const test::Result a = test::run_tool("perplexity", args);
+    const test::Result b = test::run_tool("perplexity", args + " -tb 2");
+    ASSERT_EQ(b.status, 0) << b.err;
+    EXPECT_EQ(a.out, b.out);
+    const test::Result bad = test::run_tool("perplexity", args + " -tb 0");
+    EXPECT_EQ(bad.status, 1);
+    EXPECT_NE(bad.err.find("-tb 0: must be between 1 and"), std::string::npos) << bad.err;
+}

@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
 
     app.add_option("-t,--threads", threads, "threads (default: all hardware threads)")->group("Performance");
     int threads_batch = 0;
-    app.add_option("--threads-batch", threads_batch, "threads for prompt batches (-tb; pocket uses -t's for both)")->group("Performance");
+    app.add_option("--threads-batch", threads_batch, "threads for prompt batches (default: as -t)")->group("Performance");
     std::string flash_attn = "auto";
     app.add_option("--flash-attn", flash_attn, "on, off or auto (-fa; pocket's attention is always fused)")->group("Performance");
     app.add_option("-c,--ctx-size", o.context.n_ctx, "context size (0: the model's, at most 4096)")->group("Performance");
@@ -150,13 +150,7 @@ int main(int argc, char** argv) {
         }
         check_flags(o, app, threads);
         flash_attn_note(flash_attn);
-        if (app.count("--threads-batch")) {
-            pocket::tools::check_threads("-tb", threads_batch);
-            // One pool of threads evaluates prompts and generation alike; say so when -tb differs.
-            const int t = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-            if (threads_batch != t)
-                std::cerr << "run: note: -tb " << threads_batch << ": pocket evaluates prompt batches with the -t threads too\n";
-        }
+        if (app.count("--threads-batch")) pocket::tools::check_threads("-tb", threads_batch);
         o.prompt_given = app.count("--prompt") > 0;
         o.seed_given = seed >= 0;
         if (o.single_turn) o.interactive = true;  // llama.cpp: -st is a chat of one turn
@@ -168,6 +162,7 @@ int main(int argc, char** argv) {
         o.load.n_ubatch = o.context.n_ubatch;
         o.load.n_threads = threads;
         o.context.n_threads = threads;
+        o.context.n_threads_batch = threads_batch;  // 0: as -t
         o.context.type_k = cache_type(ctk);
         o.context.type_v = cache_type(ctv);
         o.sampling.seed = seed < 0 ? std::random_device{}() : static_cast<uint64_t>(seed);
