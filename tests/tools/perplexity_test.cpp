@@ -258,14 +258,20 @@ TEST(PerplexityTool, PercentileIsTheNearestRank) {
     EXPECT_EQ(tools::percentile({}, 0.5), 0);
 }
 
-// -tb (llama-perplexity's batch threads): checked, and the same figures.
-TEST(PerplexityTool, ThreadsBatchGivesTheSameFigures) {
+// -tb (llama-perplexity's batch threads) and -fa: checked, and the same figures.
+TEST(PerplexityTool, ThreadsBatchAndFlashAttnGiveTheSameFigures) {
     const std::string args = "-m " + (test::source_dir() / "models" / "stories260K.gguf").string() + " -f " +
                              (test::source_dir() / "README.md").string() + " -c 64 --chunks 2 -t 1";
     const test::Result a = test::run_tool("perplexity", args);
     const test::Result b = test::run_tool("perplexity", args + " -tb 2");
     ASSERT_EQ(b.status, 0) << b.err;
     EXPECT_EQ(a.out, b.out);
+    // -fa as llama-perplexity users pass it: one fused path, "off" says so.
+    const test::Result fa = test::run_tool("perplexity", args + " -fa on");
+    ASSERT_EQ(fa.status, 0) << fa.err;
+    EXPECT_EQ(fa.out, a.out);
+    EXPECT_NE(test::run_tool("perplexity", args + " -fa off").err.find("one attention path"), std::string::npos);
+    EXPECT_EQ(test::run_tool("perplexity", args + " -fa maybe").status, 1);
     const test::Result bad = test::run_tool("perplexity", args + " -tb 0");
     EXPECT_EQ(bad.status, 1);
     EXPECT_NE(bad.err.find("-tb 0: must be between 1 and"), std::string::npos) << bad.err;

@@ -42,21 +42,6 @@ void check_flags(const pocket::tools::RunOptions& o, const CLI::App& app, int th
     check_range("--keep", o.chat.keep, -1, kMaxTokens, "(-1: the system prompt and the first message)");
 }
 
-// -fa on|off|auto (llama.cpp; 1/0 and true/false too). pocket's graph has one attention
-// path, the fused one: "off" is accepted so that command lines carry over, and says so.
-void flash_attn_note(const std::string& value) {
-    static const char* const kOn[] = {"on", "auto", "1", "true", "enabled"};
-    static const char* const kOff[] = {"off", "0", "false", "disabled"};
-    for (const char* v : kOn)
-        if (value == v) return;
-    for (const char* v : kOff)
-        if (value == v) {
-            std::cerr << "run: note: -fa off: pocket has one attention path, the fused one; it runs as with -fa on\n";
-            return;
-        }
-    throw pocket::Error("-fa {}: must be on, off or auto", value);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -149,7 +134,8 @@ int main(int argc, char** argv) {
             return 0;
         }
         check_flags(o, app, threads);
-        flash_attn_note(flash_attn);
+        if (pocket::tools::flash_attn_off(flash_attn))
+            std::cerr << "run: note: -fa off: pocket has one attention path, the fused one; it runs as with -fa on\n";
         if (app.count("--threads-batch")) pocket::tools::check_threads("-tb", threads_batch);
         o.prompt_given = app.count("--prompt") > 0;
         o.seed_given = seed >= 0;
