@@ -98,6 +98,9 @@ public:
     // Runs the nodes in order; every operand's memory is set and readable by this backend.
     // View nodes (op_is_view) are in the list too and need no work.
     virtual void compute(std::span<Tensor* const> nodes) = 0;
+    // Threads for the next computes, at most those it was made with (the CPU's -t for one
+    // token, -tb for a batch); a backend without threads ignores it.
+    virtual void set_threads(int /*n_threads*/) {}
 };
 
 struct CpuBackendOptions {

@@ -25,6 +25,7 @@ struct ContextOptions {
     uint32_t n_batch = 2048;   // -b: tokens handed to one decode call at most (logical batch)
     uint32_t n_ubatch = 512;   // -ub: tokens evaluated by one graph run (physical batch)
     int n_threads = 0;         // 0: all hardware threads
+    int n_threads_batch = 0;   // -tb: threads for a batch of more than one token (0: as n_threads)
     GgmlType type_k = GgmlType::F16;
     GgmlType type_v = GgmlType::F16;
 };

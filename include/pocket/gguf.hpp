@@ -44,6 +44,11 @@ public:
     std::span<const std::string_view> strings() const { return strings_; }
     std::span<const GgufValue> items() const { return items_; }  // arrays of arrays
 
+    // A value made in memory, as llama.cpp's --override-kv gives them: a scalar from its bit
+    // pattern (i64, f64 or bool), or a string viewing `text`, which must outlive the value.
+    static GgufValue scalar(GgufType type, uint64_t bits);
+    static GgufValue string(std::string_view text);
+
     // Raw little-endian storage of a scalar (8 bytes, zero-extended) or a numeric array.
     const void* raw() const { return type == GgufType::ARRAY ? static_cast<const void*>(array_.data()) : &scalar_; }
 
@@ -137,6 +142,11 @@ public:
     template <class E> std::span<const E> get_array(std::string_view key) const;  // throws on type mismatch
     std::span<const std::string_view> get_strings(std::string_view key) const;
 
+    // llama.cpp's --override-kv KEY=TYPE:VALUE, TYPE one of int, float, bool, str: the key
+    // takes this value (added when the file lacks it). Throws pocket::Error quoting `spec`
+    // when it is malformed.
+    void override_kv(std::string_view spec);
+
 private:
     GgufFile() = default;
     friend class GgufParser;
@@ -148,6 +158,7 @@ private:
     uint64_t file_size_ = 0;
     std::vector<GgufKeyValue> kv_;
     std::vector<GgufTensorInfo> tensors_;
+    std::vector<std::unique_ptr<std::string>> overrides_;  // keys and strings of override_kv (stable addresses)
 };
 
 // Conversion used by get<T>: exposed for tools that print values.

@@ -66,6 +66,7 @@ struct ModelLoadOptions {
     std::string device{};     // -dev: the GPU to use; empty: the first
     uint32_t n_ctx = 0;       // -c, for -ngl auto's estimate of the KV cache (0: as Context's default)
     uint32_t n_ubatch = 512;  // -ub, for -ngl auto's estimate of the compute arena
+    std::vector<std::string> kv_overrides{};  // --override-kv KEY=TYPE:VALUE, applied before anything is read
     int n_threads = 0;        // threads preparing the weights' layouts (0: all hardware threads)
     // Called as weights reach a device: (device name, bytes done, bytes in all).
     std::function<void(std::string_view device, size_t done, size_t total)> progress{};

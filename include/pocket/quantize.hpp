@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace pocket {
@@ -58,6 +59,10 @@ struct QuantizeOptions {
     std::optional<GgmlType> output_tensor_type{};     // --output-tensor-type
     std::optional<GgmlType> token_embedding_type{};   // --token-embedding-type
     const Imatrix* imatrix = nullptr;           // --imatrix
+    // --tensor-type PATTERN=TYPE, as llama-quantize: the first PATTERN (a regular expression
+    // found anywhere in the tensor's name) sets the type over the mix's choice; a row length
+    // the type cannot take still falls back. Not with --pure or an unquantized TYPE (llama.cpp).
+    std::vector<std::pair<std::string, GgmlType>> tensor_types{};
 };
 
 // What happens to one tensor.

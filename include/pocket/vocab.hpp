@@ -61,6 +61,8 @@ public:
     std::string_view model() const;       // tokenizer.ggml.model: "llama", "gpt2", "bert"
     std::string_view pre() const;         // pre-tokenizer in effect ("default" when the key is absent)
     std::string_view name() const;        // general.name, empty when absent
+    // The file it was read from, for errors that only tokenizing finds ("" when none).
+    const std::string& source() const;
 
     size_t size() const;
     const TokenData& token(TokenId id) const;  // throws on an id out of range

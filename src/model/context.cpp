@@ -34,6 +34,7 @@ struct Context::State {
     int64_t n_tokens = -1, n_out = -1, n_kv = -1;
     Tensor *ids = nullptr, *pos = nullptr, *kv_rows = nullptr, *kq_mask = nullptr, *out_rows = nullptr, *logits = nullptr;
     std::vector<int32_t> i32;  // staging for inputs
+    int threads = 1, threads_batch = 1;  // -t for one token, -tb for a batch
     std::vector<float> mask;
 };
 
@@ -45,8 +46,11 @@ Context::Context(const Model& model, const ContextOptions& options) : model_(mod
     options_.n_ubatch = std::min(options_.n_ubatch, options_.n_batch);
     int threads = options.n_threads;
     if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    s_->threads = threads;
+    s_->threads_batch = options.n_threads_batch > 0 ? options.n_threads_batch : threads;
+    // One pool per backend, as large as the larger count; each compute uses its own count.
     for (Device* d : placement.devices) {
-        s_->backends.push_back(d->make_backend(threads));
+        s_->backends.push_back(d->make_backend(std::max(threads, s_->threads_batch)));
         s_->backend_list.push_back(s_->backends.back().get());
     }
     s_->cache = std::make_unique<KvCache>(placement, hp, n_ctx_, options.type_k, options.type_v);
@@ -161,6 +165,7 @@ void Context::run_ubatch(std::span<const TokenId> tokens, bool all_logits, size_
         const int32_t last = static_cast<int32_t>(n_tokens - 1);
         tensor_set(*s.out_rows, &last, sizeof last);
     }
+    for (auto& b : s.backends) b->set_threads(n_tokens > 1 ? s.threads_batch : s.threads);
     s.sched->compute(*s.graph);
     n_past_ += static_cast<uint32_t>(n_tokens);
     if (out_offset != SIZE_MAX) {

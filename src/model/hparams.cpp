@@ -35,9 +35,18 @@ HParams read_hparams(const GgufFile& f) {
                     hp.n_layer, hp.n_head, hp.n_head_kv);
     hp.head_dim_k = opt("attention.key_length", hp.n_embd / hp.n_head);
     hp.head_dim_v = opt("attention.value_length", hp.head_dim_k);
+    if (hp.head_dim_k == 0 || hp.head_dim_v == 0)
+        throw Error("{}: an attention head of size 0 (n_embd {}, n_head {}): the file's hyper-parameters are damaged", f.path(),
+                    hp.n_embd, hp.n_head);
     hp.n_rot = opt("rope.dimension_count", hp.head_dim_k);
-    if (hp.n_rot > hp.head_dim_k || hp.n_rot % 2 != 0)
-        throw Error("{}: {}rope.dimension_count {} does not fit head size {}", f.path(), a, hp.n_rot, hp.head_dim_k);
+    // Rotary embeddings turn pairs of values: the rotated part of a head must be even and fit in it.
+    if (hp.n_rot == 0 || hp.n_rot > hp.head_dim_k || hp.n_rot % 2 != 0) {
+        if (f.find(a + "rope.dimension_count"))
+            throw Error("{}: {}rope.dimension_count is {}, but rotary embeddings need an even size of at most the attention head's {}: "
+                        "the file's hyper-parameters are damaged", f.path(), a, hp.n_rot, hp.head_dim_k);
+        throw Error("{}: the attention head size {} (embedding_length {} / head_count {}) is odd, and rotary embeddings need an even "
+                    "size: the file's hyper-parameters are damaged", f.path(), hp.head_dim_k, hp.n_embd, hp.n_head);
+    }
     hp.norm_eps = optf("attention.layer_norm_rms_epsilon", 1e-5f);
     hp.sliding_window = opt("attention.sliding_window", 0);
     hp.n_expert = opt("expert_count", 0);

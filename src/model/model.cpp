@@ -21,7 +21,9 @@ std::unique_ptr<Model> Model::load(const std::string& path, const ModelLoadOptio
     GgufOpenOptions open;
     open.use_mmap = options.use_mmap;
     open.lock = options.mlock;
-    std::unique_ptr<Model> m(new Model(GgufFile::open(path, open)));
+    GgufFile file = GgufFile::open(path, open);
+    for (const std::string& spec : options.kv_overrides) file.override_kv(spec);
+    std::unique_ptr<Model> m(new Model(std::move(file)));
     m->options_ = options;
     m->hparams_ = read_hparams(m->file_);
     m->tokenizer_ = std::make_unique<Tokenizer>(Vocab::from_gguf(m->file_));

@@ -32,9 +32,14 @@ constexpr std::string_view kSplitKeys[] = {"split.no", "split.count", "split.ten
 // llama-quantize stores these strings through a 128-byte buffer.
 std::string truncated(std::string_view s) { return std::string(s.substr(0, 127)); }
 
+// llama-quantize's order, so that the files are byte-identical: the input's keys, then
+// quantization_version and file_type at the end (ggml's gguf_set_val removes a key and
+// appends it), then the imatrix's keys.
 void copy_metadata(const GgufFile& in, const QuantizePlan& plan, const QuantizeOptions& o, GgufWriter& w) {
     for (const auto& kv : in.metadata())
-        if (std::find(std::begin(kSplitKeys), std::end(kSplitKeys), kv.key) == std::end(kSplitKeys)) w.set_value(kv.key, kv.value);
+        if (std::find(std::begin(kSplitKeys), std::end(kSplitKeys), kv.key) == std::end(kSplitKeys) &&
+            kv.key != "general.quantization_version" && kv.key != "general.file_type")
+            w.set_value(kv.key, kv.value);
     w.set<uint32_t>("general.quantization_version", 2);  // GGML_QNT_VERSION
     w.set<uint32_t>("general.file_type", plan.file_type);
     if (o.imatrix && !o.imatrix->values.empty()) {

@@ -103,7 +103,15 @@ TensorRole tensor_role(std::string_view name) {
 TypeChooser::TypeChooser(ModelShape shape, const QuantFileType& type, const QuantizeOptions& options, bool has_imatrix,
                          int n_attn_v, bool has_output)
     : shape_(std::move(shape)), ftype_(type), options_(options), has_imatrix_(has_imatrix), tied_(!has_output),
-      n_attn_v_(n_attn_v) {}
+      n_attn_v_(n_attn_v) {
+    for (const auto& [pattern, to] : options.tensor_types) {
+        try {
+            user_types_.emplace_back(std::regex(pattern), to);
+        } catch (const std::regex_error& e) {
+            throw Error("--tensor-type {}: not a valid regular expression ({})", pattern, e.what());
+        }
+    }
+}
 
 bool TypeChooser::allows_quantization(const TensorShape& t) const {
     if (ftype_.copy) return false;
@@ -227,7 +235,14 @@ GgmlType TypeChooser::choose(const TensorShape& t, bool& fell_back) {
     if (options_.output_tensor_type && role == TensorRole::output) return *options_.output_tensor_type;
     GgmlType type = ftype_.default_type;
     if (!ggml_type_info(type).quantized) return type;  // F32 / F16 / BF16: every matrix alike
-    if (!options_.pure) type = mix(t, role, type);
+    if (!options_.pure) {
+        type = mix(t, role, type);
+        for (const auto& [pattern, to] : user_types_)
+            if (std::regex_search(t.name.begin(), t.name.end(), pattern)) {
+                type = to;
+                break;
+            }
+    }
     return fallback(t, type, fell_back);
 }
 

@@ -5,8 +5,11 @@
 #include "pocket/gguf.hpp"
 #include "pocket/quantize.hpp"
 
+#include <regex>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace pocket::quantize {
 
@@ -63,6 +66,7 @@ private:
     bool tied_;               // no output.weight: token_embd is treated as the output
     int n_attn_v_;
     int i_attn_v_ = 0, i_ffn_down_ = 0, i_ffn_gate_ = 0, i_ffn_up_ = 0;
+    std::vector<std::pair<std::regex, GgmlType>> user_types_;  // --tensor-type, compiled once
 };
 
 }  // namespace pocket::quantize

@@ -19,7 +19,9 @@ SpmTokenizer::SpmTokenizer(const Vocab& vocab) : vocab_(vocab) {
 
 TokenId SpmTokenizer::byte_token(unsigned char byte) const {
     const TokenId id = byte_tokens_[byte];
-    if (id == kNoToken) throw Error("SPM vocabulary has no token for byte 0x{:02X}", byte);
+    if (id == kNoToken)
+        throw Error("{}: the text holds a character this model cannot encode: its vocabulary has no token for the byte 0x{:02X} "
+                    "(no <0x{:02X}> byte-fallback token)", vocab_.source().empty() ? "the model" : vocab_.source(), byte, byte);
     return id;
 }
 

@@ -31,8 +31,11 @@ struct Tokenizer::Impl {
         for (size_t id = 0; id < vocab.size(); ++id) pieces.push_back(token_piece(vocab, static_cast<TokenId>(id), true));
     }
 
-    TokenId required(TokenId id, const char* what) const {
-        if (id == kNoToken) throw Error("the vocabulary asks for a {} token but defines none", what);
+    TokenId required(TokenId id, const char* what, const char* flag) const {
+        if (id == kNoToken)
+            throw Error("{}: the model's metadata says to add a {} token to every text ({}), but the model has no {} token: "
+                        "the file is inconsistent (--override-kv {}=bool:false works around it)",
+                        vocab.source().empty() ? "the model" : vocab.source(), what, flag, what, flag);
         return id;
     }
 };
@@ -57,7 +60,7 @@ std::vector<TokenId> Tokenizer::tokenize(std::string_view text, bool add_special
 
     // BERT-style vocabularies always frame the text as [CLS] ... [SEP]; the others add BOS/EOS
     // only where the vocabulary asks.
-    if (add_special && (wpm || v.add_bos())) out.push_back(impl_->required(v.special().bos, "BOS"));
+    if (add_special && (wpm || v.add_bos())) out.push_back(impl_->required(v.special().bos, "BOS", "tokenizer.ggml.add_bos_token"));
 
     bool after_special = true;  // SPM puts a space before text at the start or after a special token
     for (const TextFragment& f : split_special_tokens(v, text, parse_special)) {
@@ -76,8 +79,8 @@ std::vector<TokenId> Tokenizer::tokenize(std::string_view text, bool add_special
     if (add_special && !wpm && v.add_bos() && out.size() >= 2 && out[1] == v.special().bos) {
         spdlog::warn("the prompt starts with a BOS token and another was added: it now starts with two");
     }
-    if (add_special && wpm) out.push_back(impl_->required(v.special().sep, "SEP"));
-    if (add_special && !wpm && v.add_eos()) out.push_back(impl_->required(v.special().eos, "EOS"));
+    if (add_special && wpm) out.push_back(impl_->required(v.special().sep, "SEP", "tokenizer.ggml.add_sep_token"));
+    if (add_special && !wpm && v.add_eos()) out.push_back(impl_->required(v.special().eos, "EOS", "tokenizer.ggml.add_eos_token"));
     return out;
 }
 

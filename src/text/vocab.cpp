@@ -239,6 +239,7 @@ void set_strip_attrs(Vocab::Data& d) {
 
 Vocab Vocab::from_gguf(const GgufFile& file) {
     auto d = std::make_unique<Data>();
+    d->source = file.path();
     d->name = file.find_as<std::string>("general.name").value_or("");
     d->architecture = file.find_as<std::string>("general.architecture").value_or("");
     d->model = file.get<std::string>("tokenizer.ggml.model");
@@ -315,6 +316,7 @@ VocabType Vocab::type() const { return d_->type; }
 std::string_view Vocab::model() const { return d_->model; }
 std::string_view Vocab::pre() const { return d_->pre; }
 std::string_view Vocab::name() const { return d_->name; }
+const std::string& Vocab::source() const { return d_->source; }
 size_t Vocab::size() const { return d_->tokens.size(); }
 size_t Vocab::max_token_bytes() const { return d_->max_token_bytes; }
 

@@ -18,6 +18,7 @@ template <class V>
 using TextMap = std::unordered_map<std::string, V, TextHash, std::equal_to<>>;
 
 struct Vocab::Data {
+    std::string source;  // the GGUF's path, for errors found when tokenizing
     VocabType type = VocabType::Spm;
     std::string model, pre, name, architecture;
 

@@ -33,6 +33,20 @@ std::vector<float> all_logits(const Model& m, const std::vector<int32_t>& tokens
     return out;
 }
 
+// A prompt of `n_batch_first` tokens as batches (-tb threads), then the rest token by token
+// (-t threads), in one context: the pool switches its thread count between computes.
+std::vector<float> mixed_logits(const Model& m, const std::vector<int32_t>& tokens, int threads, int threads_batch, size_t n_batch_first) {
+    Context ctx(m, {.n_ctx = 256, .n_batch = 7, .n_ubatch = 7, .n_threads = threads, .n_threads_batch = threads_batch});
+    std::vector<float> out;
+    ctx.decode(std::span<const int32_t>(tokens.data(), n_batch_first), true);
+    for (size_t r = 0; r < ctx.n_logits(); ++r) out.insert(out.end(), ctx.logits(r).begin(), ctx.logits(r).end());
+    for (size_t i = n_batch_first; i < tokens.size(); ++i) {
+        ctx.decode(std::span<const int32_t>(&tokens[i], 1), true);
+        out.insert(out.end(), ctx.logits(0).begin(), ctx.logits(0).end());
+    }
+    return out;
+}
+
 }  // namespace
 
 class Determinism : public ::testing::TestWithParam<const char*> {};
@@ -48,6 +62,21 @@ TEST_P(Determinism, BitwiseAcrossThreadsAndBatches) {
         ASSERT_EQ(other.size(), base.size());
         EXPECT_EQ(0, std::memcmp(other.data(), base.data(), base.size() * sizeof(float)))
             << "threads " << threads << ", ubatch " << ubatch << (one ? ", token by token" : "");
+    }
+}
+
+// -tb apart from -t (llama.cpp's batch threads): the same bits, whichever count each part uses.
+TEST_P(Determinism, BitwiseWithBatchThreadsApart) {
+    POCKET_REQUIRE_SHARED(shared);
+    auto model = Model::load((shared / "reference" / GetParam()).string());
+    std::ifstream in(shared / "reference" / "tokens" / "seq64.json");
+    const auto tokens = nlohmann::json::parse(in).get<std::vector<int32_t>>();
+    const auto base = all_logits(*model, tokens, 1, 512, false);
+    for (auto [threads, threads_batch] : {std::pair{1, 3}, std::pair{3, 1}, std::pair{2, 4}}) {
+        const auto other = mixed_logits(*model, tokens, threads, threads_batch, 40);
+        ASSERT_EQ(other.size(), base.size());
+        EXPECT_EQ(0, std::memcmp(other.data(), base.data(), base.size() * sizeof(float)))
+            << "-t " << threads << " -tb " << threads_batch;
     }
 }
 

@@ -113,3 +113,49 @@ TEST(QuantizeTool, ThreadCountInRangeAndRepeatedFlagsTakeTheLast) {
     EXPECT_EQ(r.err.find("nonsense"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("m.gguf"), std::string::npos) << "fails on the model, not the flags: " << r.err;
 }
+
+// --dry-run: llama-quantize's per-tensor lines and the sizes; nothing is written.
+TEST(QuantizeTool, DryRunPrintsEachTensorAndWritesNothing) {
+    pocket::test::ScratchDir dir;
+    ASSERT_EQ(pocket::test::run_tool("gguf", "synth --preset tiny -o " + (dir / "m.gguf").string()).status, 0);
+    const Result r = run_quantize("--dry-run " + (dir / "m.gguf").string() + " " + (dir / "q.gguf").string() + " Q4_K_M", dir.path());
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 22) << "21 tensors and the summary: " << r.out;
+    EXPECT_NE(r.out.find("[21/21] blk.1.ffn_up.weight"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("nothing written"), std::string::npos) << r.out;
+    EXPECT_EQ(dir.n_entries(), 1u) << "only the input is there";
+}
+
+// --tensor-type PATTERN=TYPE: the first matching pattern sets the type, over the mix.
+TEST(QuantizeTool, TensorTypeOverridesTheMix) {
+    pocket::test::ScratchDir dir;
+    ASSERT_EQ(pocket::test::run_tool("gguf", "synth --preset tiny -o " + (dir / "m.gguf").string()).status, 0);
+    const Result r = run_quantize("--tensor-type attn_v=q8_0 --tensor-type 'blk\\.1\\.ffn=Q5_0' --tensor-type ffn=q4_0 " +
+                                      (dir / "m.gguf").string() + " " + (dir / "q.gguf").string() + " Q4_K_M 1",
+                                  dir.path());
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto q = pocket::GgufFile::open((dir / "q.gguf").string());
+    EXPECT_EQ(q.tensor("blk.0.attn_v.weight").type, pocket::GgmlType::Q8_0);
+    EXPECT_EQ(q.tensor("blk.1.attn_v.weight").type, pocket::GgmlType::Q8_0);
+    EXPECT_EQ(q.tensor("blk.1.ffn_up.weight").type, pocket::GgmlType::Q5_0);
+    EXPECT_EQ(q.tensor("blk.0.ffn_up.weight").type, pocket::GgmlType::Q4_0) << "the first match wins";
+    EXPECT_EQ(q.tensor("blk.0.attn_q.weight").type, pocket::GgmlType::Q4_K) << "the mix elsewhere";
+    for (const auto& [spec, named] : std::vector<std::pair<std::string, std::string>>{
+             {"attn_v", "'attn_v' is not PATTERN=TYPE"}, {"attn_v=q9_9", "'q9_9' is not a ggml type"}, {"'[=q8_0'", "not a valid regular expression"}}) {
+        const Result bad = run_quantize("--tensor-type " + spec + " " + (dir / "m.gguf").string() + " " + (dir / "x.gguf").string() + " Q4_K_M",
+                                        dir.path());
+        EXPECT_EQ(bad.status, 1) << spec;
+        EXPECT_NE(bad.err.find(named), std::string::npos) << bad.err;
+        EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+    }
+    EXPECT_FALSE(fs::exists(dir / "x.gguf"));
+}
+
+// --help: llama-quantize's type list (id, name, bits per weight), no CLI11 notation.
+TEST(QuantizeTool, HelpListsTheTypesAsLlamaQuantize) {
+    const Result r = pocket::test::run_tool("quantize", "--help");
+    EXPECT_EQ(r.status, 0);
+    EXPECT_NE(r.out.find("15  or  Q4_K_M  :  4.50 bits per weight"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" 7  or  Q8_0    :  8.50 bits per weight"), std::string::npos) << r.out;
+    for (const char* artifact : {"args(", "{false}", "TEXT:FILE", "x 2"}) EXPECT_EQ(r.out.find(artifact), std::string::npos) << artifact;
+}

@@ -62,6 +62,10 @@ TEST_P(QuantizedLogits, MatchLlamaCpp) {
     }
     std::cout << "[ observed ] " << c.file << ": " << identical << "/" << theirs.tensors().size()
               << " tensors byte-identical to llama-quantize's\n";
+    // The whole file too (metadata order, padding, tensor table): `cmp` would say the same.
+    const auto mine_bytes = test::read_file(out);
+    const auto theirs_bytes = test::read_file(ref / "models" / (std::string("rand-llama-") + c.file + ".gguf"));
+    EXPECT_TRUE(mine_bytes == theirs_bytes) << c.file << ": the file is not byte-identical to llama-quantize's";
 
     // Logits of pocket's file against llama.cpp's of its own file (kv f32).
     std::ifstream tin(ref / "tokens" / "seq64.json");

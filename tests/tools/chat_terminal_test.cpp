@@ -1,5 +1,7 @@
 // `run -i` as a person uses it at a keyboard: on a pseudo-terminal (readline, Ctrl-C,
 // Ctrl-D). Piped input is tested with the other `run` tests.
+#include "shared_data.hpp"
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -134,4 +136,19 @@ TEST(ChatTerminal, CtrlCAtAnEmptyPromptLeaves) {
     ASSERT_NE(term.wait_for("/clear", 0), std::string::npos) << term.screen();
     term.type("\x03");
     EXPECT_EQ(term.wait_exit(), 0) << term.screen();
+}
+
+// perplexity with stdout and stderr on one terminal: every chunk's value stays visible (no
+// "\r" status line over them), and the ETA is printed once after the first chunk.
+TEST(PerplexityTerminal, ChunkValuesStayVisibleWithAnEta) {
+    const std::string readme = (pocket::test::source_dir() / "README.md").string();
+    const std::string model = (pocket::test::source_dir() / "models" / "stories260K.gguf").string();
+    Terminal term({std::string(POCKET_BIN_DIR) + "/perplexity", "-m", model, "-f", readme, "-c", "64", "-b", "64", "--chunks", "4", "-t", "1"});
+    ASSERT_TRUE(term.started());
+    EXPECT_EQ(term.wait_exit(), 0) << term.screen();
+    const std::string& s = term.screen();
+    for (const char* chunk : {"[1]", "[2]", "[3]", "[4]"}) EXPECT_NE(s.find(chunk), std::string::npos) << chunk << "\n" << s;
+    EXPECT_NE(s.find("s per chunk, ETA "), std::string::npos) << s;
+    for (size_t at = s.find('\r'); at != std::string::npos; at = s.find('\r', at + 1))
+        EXPECT_EQ(s.substr(at, 2), "\r\n") << "a carriage return that overwrites a line:\n" << s;
 }

@@ -1,4 +1,5 @@
 // The perplexity tool against llama-perplexity's figures in ../shared/reference/d_perplexity.
+#include "kl_summary.hpp"
 #include "perplexity.hpp"
 #include "pocket/device.hpp"
 #include "pocket/error.hpp"
@@ -9,6 +10,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstring>
 #include <fstream>
 #include <regex>
 #include <sys/stat.h>
@@ -186,4 +189,90 @@ TEST(PerplexityTool, KlBaseTemporariesAreUnique) {
         EXPECT_EQ(dir.n_entries(), 2u);
     }
     EXPECT_EQ(dir.n_entries(), 0u) << "unfinished writers remove their temporaries";
+}
+
+// The KL base is llama-perplexity's file: "_logits_", n_ctx, n_vocab, n_chunk, the chunks'
+// tokens, then per chunk n_ctx - 1 - n_ctx/2 records of (scale, min, n_vocab uint16, padding
+// to even). A base written by hand to that layout (a uniform distribution) is read back: its
+// perplexity is exactly the vocabulary size. llama-perplexity's KLD report follows pocket's.
+TEST(PerplexityTool, KlBaseIsLlamaPerplexitysFormat) {
+    test::ScratchDir dir;
+    const std::string model = (test::source_dir() / "models" / "stories260K.gguf").string();
+    const std::string text = (test::source_dir() / "README.md").string();
+    const std::string args = "-m " + model + " -f " + text + " -c 64 --chunks 3 -t 1 --kl-divergence-base ";
+    const test::Result w = test::run_tool("perplexity", args + (dir / "base.kld").string());
+    ASSERT_EQ(w.status, 0) << w.err;
+    const auto bytes = test::read_file(dir / "base.kld");
+    const int32_t n_ctx = 64, n_vocab = 512, n_chunk = 3, n_rec = n_ctx - 1 - n_ctx / 2, nv = 2 * ((n_vocab + 1) / 2) + 4;
+    const size_t head = 8 + 12 + 4 * static_cast<size_t>(n_chunk * n_ctx);
+    ASSERT_EQ(bytes.size(), head + static_cast<size_t>(n_chunk * n_rec * nv) * 2);
+    EXPECT_EQ(std::string(bytes.data(), 8), "_logits_");
+    int32_t h[3];
+    std::memcpy(h, bytes.data() + 8, sizeof h);
+    EXPECT_EQ(h[0], n_ctx);
+    EXPECT_EQ(h[1], n_vocab);
+    EXPECT_EQ(h[2], n_chunk);
+    // The first record is a distribution: its probabilities add up to 1.
+    float scale, min;
+    std::memcpy(&scale, bytes.data() + head, 4);
+    std::memcpy(&min, bytes.data() + head + 4, 4);
+    double sum = 0;
+    for (int i = 0; i < n_vocab; ++i) {
+        uint16_t q;
+        std::memcpy(&q, bytes.data() + head + 8 + 2 * i, 2);
+        sum += std::exp(static_cast<double>(scale) * q + min);
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-2);
+
+    // The same header and tokens, every record uniform: scale 0, log p = -ln(512).
+    std::vector<char> uniform(bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(head));
+    std::vector<uint16_t> rec(static_cast<size_t>(nv), 0);
+    const float zero = 0, log_uniform = -std::log(512.0f);
+    std::memcpy(rec.data(), &zero, 4);
+    std::memcpy(rec.data() + 2, &log_uniform, 4);
+    for (int r = 0; r < n_chunk * n_rec; ++r)
+        uniform.insert(uniform.end(), reinterpret_cast<const char*>(rec.data()), reinterpret_cast<const char*>(rec.data() + nv));
+    std::ofstream(dir / "uniform.kld", std::ios::binary).write(uniform.data(), static_cast<std::streamsize>(uniform.size()));
+    const test::Result r = test::run_tool("perplexity", args + (dir / "uniform.kld").string() + " --kl-divergence");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("Base   PPL:   512.0000"), std::string::npos) << r.out;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m, std::regex("Mean    KLD: +([0-9.]+)"))) << r.out;
+    EXPECT_GT(std::stod(m[1]), 0.1);
+    for (const char* line : {"====== KL divergence statistics ======", "99.0%   KLD:", "Median  KLD:", "====== Token probability statistics ======",
+                             "95.0%   Δp:", "chunk          PPL"})
+        EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+
+    // pocket's former format is named as such.
+    test::write_text(dir / "old.kld", std::string("PKTKLD01") + std::string(16, '\0'));
+    const test::Result old = test::run_tool("perplexity", args + (dir / "old.kld").string() + " --kl-divergence");
+    EXPECT_EQ(old.status, 1);
+    EXPECT_NE(old.err.find("pocket's old format"), std::string::npos) << old.err;
+}
+
+TEST(PerplexityTool, PercentileIsTheNearestRank) {
+    const std::vector<float> v{1, 2, 3, 4, 5};
+    EXPECT_EQ(tools::percentile(v, 0.0), 1);
+    EXPECT_EQ(tools::percentile(v, 0.5), 3);
+    EXPECT_EQ(tools::percentile(v, 0.99), 5);
+    EXPECT_EQ(tools::percentile({}, 0.5), 0);
+}
+
+// -tb (llama-perplexity's batch threads) and -fa: checked, and the same figures.
+TEST(PerplexityTool, ThreadsBatchAndFlashAttnGiveTheSameFigures) {
+    const std::string args = "-m " + (test::source_dir() / "models" / "stories260K.gguf").string() + " -f " +
+                             (test::source_dir() / "README.md").string() + " -c 64 --chunks 2 -t 1";
+    const test::Result a = test::run_tool("perplexity", args);
+    const test::Result b = test::run_tool("perplexity", args + " -tb 2");
+    ASSERT_EQ(b.status, 0) << b.err;
+    EXPECT_EQ(a.out, b.out);
+    // -fa as llama-perplexity users pass it: one fused path, "off" says so.
+    const test::Result fa = test::run_tool("perplexity", args + " -fa on");
+    ASSERT_EQ(fa.status, 0) << fa.err;
+    EXPECT_EQ(fa.out, a.out);
+    EXPECT_NE(test::run_tool("perplexity", args + " -fa off").err.find("one attention path"), std::string::npos);
+    EXPECT_EQ(test::run_tool("perplexity", args + " -fa maybe").status, 1);
+    const test::Result bad = test::run_tool("perplexity", args + " -tb 0");
+    EXPECT_EQ(bad.status, 1);
+    EXPECT_NE(bad.err.find("-tb 0: must be between 1 and"), std::string::npos) << bad.err;
 }

@@ -1,4 +1,5 @@
 // End-to-end: the `run` executable on the bundled model, as a user types it.
+#include "flag_error.hpp"
 #include "run_tool.hpp"
 #include "shared_data.hpp"
 
@@ -123,18 +124,7 @@ TEST(RunTool, PipedChatMessagesOnePerLine) {
     EXPECT_EQ(out.find("> "), std::string::npos) << "no prompt when stdin is not a terminal";
 }
 
-namespace {
-
-// One line "TOOL: ...", exit 1, naming `named`.
-void expect_flag_error(const std::string& tool, const std::string& args, const std::string& named) {
-    const Result r = run_tool(tool, args);
-    EXPECT_EQ(r.status, 1) << tool << " " << args << "\n" << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
-    EXPECT_TRUE(r.err.starts_with(tool + ": ")) << r.err;
-    EXPECT_NE(r.err.find(named), std::string::npos) << tool << " " << args << ": " << r.err;
-}
-
-}  // namespace
+using pocket::test::expect_flag_error;
 
 // llama.cpp takes the last of a repeated flag; wrapper scripts append flags and rely on it.
 TEST(RunTool, RepeatedFlagsTakeTheLastValue) {
@@ -173,10 +163,10 @@ TEST(RunTool, LlamaCppShortFlags) {
     const Result no_cnv = run_tool("run", "-cnv -no-cnv --temp 0 -n 6 -t 1 --jinja --log-disable");
     ASSERT_EQ(no_cnv.status, 0) << no_cnv.err;
     EXPECT_EQ(no_cnv.out, plain.out);
-    expect_flag_error("run", "-fa on", "-fa: a llama.cpp flag not supported by pocket");
+    expect_flag_error("run", "-cb", "-cb: a llama.cpp flag not supported by pocket");
     expect_flag_error("run", "-hf x/y", "-hf: a llama.cpp flag not supported by pocket");
     expect_flag_error("run", "-xyz", "unknown flag -xyz");
-    expect_flag_error("bench", "-m x.gguf -pg 512,128", "-pg: a llama.cpp flag not supported by pocket");
+    expect_flag_error("bench", "-m x.gguf -mmp 0", "-mmp: a llama.cpp flag not supported by pocket");
     const Result version = run_tool("run", "--version");
     EXPECT_EQ(version.status, 0);
     EXPECT_TRUE(version.out.starts_with("run (pocket) ")) << version.out;

@@ -7,6 +7,8 @@
 //   form too. A llama.cpp flag the tool lacks is named as such, never split into letters.
 // - Every argument error is one line "TOOL: ...", exit 1; a misspelt flag gets the nearest
 //   valid one ("did you mean --temp?").
+#include "help_format.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -67,7 +69,13 @@ inline constexpr std::string_view kLlamaCppFlags[] = {
     "--rpc", "-oe", "--output-err", "--delay", "-nr", "--no-warmup", "--tensor-type", "--dry-run", "--keep-split",
     "--include-weights", "--exclude-weights", "--override-kv", "--prune-layers", "--no-escape", "--in-prefix",
     "--reasoning-format", "--reasoning-budget", "--chat-template-file", "--chat-template-kwargs", "--no-jinja",
-    "--escape", "-dio", "--display-prompt", "--simple-io", "--no-display-prompt"};
+    "--escape", "-dio", "--display-prompt", "--simple-io", "--no-display-prompt", "-to", "--timeout", "--host", "--port",
+    "-a", "--alias", "--api-key", "--api-key-file", "--embedding", "--reranking", "--rerank", "--verbose-prompt",
+    "--cache-reuse", "--context-shift", "--top-n-sigma", "-cram", "--cache-ram", "--offline", "--props", "--slots",
+    "--metrics", "--no-webui", "--path", "-kvo", "--kv-offload", "--repack", "-nr", "--no-repack-weights",
+    "-fit", "--fit", "--no-host", "-cmoe", "--override-tensor-draft", "-otd", "--lora-init-without-apply",
+    "--spec-replace", "--draft", "--draft-n", "-mlr", "--min-keep", "--log-verbose", "-lv", "--in-prefix-bos",
+    "--multiline-input", "--ctx-checkpoints", "-ctxcp", "--swa-checkpoints"};
 
 class CommandLine {
 public:
@@ -84,6 +92,7 @@ public:
     // after an error, printed here) or nullopt to go on.
     std::optional<int> parse(CLI::App& app) {
         take_last(app);
+        set_formatter(app);
         if (!args_.empty())
             args_.erase(std::remove_if(args_.begin() + 1, args_.end(),
                                        [&](const std::string& a) {
@@ -126,6 +135,20 @@ private:
                 o->get_multi_option_policy() == CLI::MultiOptionPolicy::Throw)
                 o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
         for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) take_last(*sub);
+    }
+
+    // --help without CLI11's notation, llama.cpp's short forms beside the long names.
+    void set_formatter(CLI::App& app) const {
+        std::vector<std::pair<std::string, std::string>> pairs;
+        for (const auto& a : aliases_) pairs.emplace_back(a.short_form, a.long_form);
+        auto f = std::make_shared<HelpFormatter>(pairs);
+        f->column_width(app.get_formatter()->get_column_width());
+        app.formatter(f);
+        for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+            auto fs = std::make_shared<HelpFormatter>(pairs);
+            fs->column_width(sub->get_formatter()->get_column_width());
+            sub->formatter(fs);
+        }
     }
 
     // The option of this name in the app or any subcommand.

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <string_view>
 
 namespace pocket::tools {
@@ -26,6 +27,17 @@ inline void check_probability(std::string_view flag, double value) {
 
 inline void check_finite(std::string_view flag, double value) {
     if (!std::isfinite(value)) throw Error("{} {}: must be a finite number", flag, value);
+}
+
+// -fa on|off|auto (llama.cpp; 1/0, true/false too). pocket's graph has one attention path,
+// the fused one: "off" is accepted so that command lines carry over. Returns true for off,
+// for the caller to say so.
+inline bool flash_attn_off(std::string_view value) {
+    for (std::string_view v : {"on", "auto", "1", "true", "enabled"})
+        if (value == v) return false;
+    for (std::string_view v : {"off", "0", "false", "disabled"})
+        if (value == v) return true;
+    throw Error("-fa {}: must be on, off or auto", value);
 }
 
 inline void check_threads(std::string_view flag, int64_t value, bool zero_means_all = false) {

@@ -2,6 +2,7 @@
 #include "../common/command_line.hpp"
 #include "../common/devices.hpp"
 #include "../common/flag_checks.hpp"
+#include "kl_summary.hpp"
 #include "perplexity.hpp"
 #include "pocket/error.hpp"
 #include "pocket/output_file.hpp"
@@ -11,11 +12,24 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
 #include <unistd.h>
+
+namespace {
+
+// "42 s", "3 min 20 s", "2 h 05 min": an ETA as a person reads it.
+std::string duration_text(double seconds) {
+    const auto s = static_cast<long long>(seconds + 0.5);
+    if (s < 60) return fmt::format("{} s", s);
+    if (s < 3600) return fmt::format("{} min {:02} s", s / 60, s % 60);
+    return fmt::format("{} h {:02} min", s / 3600, s % 3600 / 60);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"perplexity: perplexity and KL divergence of a model on a text (llama-perplexity's method)"};
@@ -32,6 +46,9 @@ int main(int argc, char** argv) {
     app.add_option("--ubatch-size", c.n_ubatch, "physical batch size (-ub)")->capture_default_str();
     app.add_option("--chunks", o.n_chunks, "evaluate at most this many chunks (-1: all)")->capture_default_str();
     app.add_option("-t,--threads", c.n_threads, "threads (default: all hardware threads)");
+    app.add_option("--threads-batch", c.n_threads_batch, "threads for the batches (default: as -t)");
+    std::string flash_attn = "auto";
+    app.add_option("--flash-attn", flash_attn, "on, off or auto (pocket's attention is always fused)");
     app.add_option("--cache-type-k", ctk, "KV cache type for K: f32, f16, q8_0 (-ctk)")->capture_default_str();
     app.add_option("--cache-type-v", ctv, "KV cache type for V: f32, f16, q8_0 (-ctv)")->capture_default_str();
     app.add_option("--kl-divergence-base", kl_base, "file of the base model's log-probabilities: written, or read with --kl-divergence");
@@ -45,7 +62,8 @@ int main(int argc, char** argv) {
     app.add_flag("-v,--verbose", verbose, "log to stderr");
     pocket::tools::CommandLine cl("perplexity", argc, argv,
                                   {{"-ngl", "--n-gpu-layers"}, {"-ub", "--ubatch-size"}, {"-ctk", "--cache-type-k"},
-                                   {"-ctv", "--cache-type-v"}, {"-dev", "--device"}});
+                                   {"-ctv", "--cache-type-v"}, {"-dev", "--device"}, {"-tb", "--threads-batch"},
+                                   {"-fa", "--flash-attn"}});
     for (int i = 1; i < argc; ++i)  // before the required flags are checked, as llama.cpp does
         if (std::string_view(argv[i]) == "--list-devices") {
             std::cout << pocket::tools::device_list();
@@ -57,6 +75,9 @@ int main(int argc, char** argv) {
     try {
         if (kl && kl_base.empty()) throw pocket::Error("--kl-divergence needs --kl-divergence-base FILE");
         if (app.count("--threads")) pocket::tools::check_threads("-t", c.n_threads);
+        if (app.count("--threads-batch")) pocket::tools::check_threads("-tb", c.n_threads_batch);
+        if (pocket::tools::flash_attn_off(flash_attn))
+            std::cerr << "perplexity: note: -fa off: pocket has one attention path, the fused one; it runs as with -fa on\n";
         pocket::tools::check_range("-c", o.n_ctx, 4, pocket::tools::kMaxTokens);
         pocket::tools::check_range("-b", c.n_batch, 1, pocket::tools::kMaxTokens);
         pocket::tools::check_range("-ub", c.n_ubatch, 1, pocket::tools::kMaxTokens);
@@ -104,15 +125,27 @@ int main(int argc, char** argv) {
         const bool tty = ::isatty(2);
         fmt::print(stderr, "perplexity: {} tokens, {} chunks of {}, {} per batch\n", tokens.size(), tokens.size() / o.n_ctx,
                    o.n_ctx, o.n_seq);
-        std::string printed;
+        // On a terminal: when the chunk values share it (stdout is that terminal too), the ETA
+        // is one line after the first chunk, as llama-perplexity prints it, so that no "\r"
+        // overwrites the values; otherwise a status line with the chunk and the ETA.
+        const bool values_on_terminal = !json && ::isatty(1);
+        bool status_line = false;
+        const auto t_start = std::chrono::steady_clock::now();
         const auto r = pocket::tools::compute_perplexity(ctx, tokens, o, [&](size_t k, size_t n, double ppl) {
+            const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+            const double eta = elapsed / static_cast<double>(k) * static_cast<double>(n - k);
+            if (tty && values_on_terminal && k == 1)
+                fmt::print(stderr, "perplexity: {:.2f} s per chunk, ETA {}\n", elapsed, duration_text(eta));
             if (!json) {
                 fmt::print("[{}]{:.4f},", k, ppl);
                 std::fflush(stdout);
             }
-            if (tty) fmt::print(stderr, "\rperplexity: chunk {}/{} ", k, n);
+            if (tty && !values_on_terminal) {
+                fmt::print(stderr, "\rperplexity: chunk {}/{}, ETA {}   ", k, n, duration_text(eta));
+                status_line = true;
+            }
         });
-        if (tty) fmt::print(stderr, "\n");
+        if (status_line) fmt::print(stderr, "\n");
         const double tps = static_cast<double>(r.n_chunks * o.n_ctx) / r.seconds;
         if (json) {
             fmt::print("{{\"model\": \"{}\", \"n_ctx\": {}, \"n_chunks\": {}, \"n_tokens\": {}, \"ppl\": {:.6f}, \"ppl_stderr\": {:.6f}, "
@@ -133,6 +166,9 @@ int main(int argc, char** argv) {
                 fmt::print("RMS     Δp: {:10.3f} %\n", 100 * r.kl->dp_rms);
                 fmt::print("Same top p: {:10.3f} %\n", 100 * r.kl->same_top);
                 fmt::print("Base   PPL: {:10.4f}\n", r.kl->base_ppl);
+                // llama-perplexity's report too, for comparing runs of both tools.
+                pocket::tools::print_kl_chunk_table(*r.kl, stdout);
+                pocket::tools::print_kl_statistics(*r.kl, stdout);
             }
         }
         fmt::print(stderr, "perplexity: {:.2f} s, {:.2f} tokens per second\n", r.seconds, tps);

@@ -56,13 +56,14 @@ PerplexityResult compute_perplexity(Context& ctx, const std::vector<TokenId>& to
     std::unique_ptr<KlBaseReader> kl_in;
     if (!o.kl_base_in.empty()) {
         kl_in = std::make_unique<KlBaseReader>(o.kl_base_in, c, n_vocab, tokens);
+        n_chunks = std::min<size_t>(n_chunks, kl_in->n_chunk());  // as llama-perplexity: the base's chunks at most
     } else if (o.kl_writer) {
         kl_out = o.kl_writer;
     } else if (!o.kl_base_out.empty()) {
         owned_out = std::make_unique<KlBaseWriter>(o.kl_base_out);
         kl_out = owned_out.get();
     }
-    if (kl_out) kl_out->begin(c, n_vocab, tokens);
+    if (kl_out) kl_out->begin(c, n_vocab, static_cast<uint32_t>(n_chunks), tokens);
 
     PerplexityResult r;
     r.n_tokens = tokens.size();
@@ -105,10 +106,12 @@ PerplexityResult compute_perplexity(Context& ctx, const std::vector<TokenId>& to
                         if (lp_cur[i] > lp_cur[top_c]) top_c = i;
                     }
                     d = std::max(d, 0.0);
+                    kl.kld_values.push_back(static_cast<float>(d));
                     kld += d;
                     kld2 += d * d;
                     kl.kld_max = std::max(kl.kld_max, d);
                     const double delta = std::exp(lp_cur[static_cast<size_t>(target)]) - std::exp(lp_base[static_cast<size_t>(target)]);
+                    kl.dp_values.push_back(static_cast<float>(delta));
                     dp += delta;
                     dp2 += delta * delta;
                     same_top += top_b == top_c;
@@ -116,6 +119,11 @@ PerplexityResult compute_perplexity(Context& ctx, const std::vector<TokenId>& to
                 }
             }
             r.running_ppl.push_back(std::exp(nll / static_cast<double>(r.n_scored)));
+            if (kl_in) {
+                const double n = static_cast<double>(r.n_scored);
+                kl.chunks.push_back({r.running_ppl.back(), (nll - base_nll) / n, kld / n, std::sqrt(dp2 / n),
+                                     static_cast<double>(same_top) / n});
+            }
             if (progress) progress(k + 1, n_chunks, r.running_ppl.back());
         }
     }

@@ -25,6 +25,12 @@ struct KlStats {
     double dp_mean = 0, dp_stderr = 0, dp_rms = 0;  // Δp of the correct token, current - base
     double same_top = 0;                            // fraction of positions with the same argmax
     double base_ppl = 0;
+    std::vector<float> kld_values, dp_values;       // per scored position, for the percentiles
+    // llama-perplexity's table: the running figures after each chunk.
+    struct Chunk {
+        double ppl, ln_ratio, kld_mean, dp_rms, same_top;  // ln_ratio: ln(PPL / base PPL)
+    };
+    std::vector<Chunk> chunks;
 };
 
 struct PerplexityResult {

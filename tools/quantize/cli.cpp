@@ -8,8 +8,11 @@
 #include "quantize_command.hpp"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <regex>
 #include <iostream>
 #include <thread>
 
@@ -21,11 +24,43 @@ std::string type_list() {
     return s;
 }
 
+// llama-quantize's list: the llama_ftype id, the name, and here the bits per weight of the
+// type most matrices get (a mix gives some tensors more).
+std::string type_table() {
+    std::string s = "Allowed quantization types:\n";
+    for (const auto& t : pocket::quant_file_types()) {
+        if (t.copy) {
+            s += fmt::format("  {:>3}  or  {:<8}: only copy tensors, no quantizing\n", "", t.name);
+            continue;
+        }
+        const auto& info = pocket::ggml_type_info(t.default_type);
+        const double bpw = 8.0 * static_cast<double>(info.block_bytes) / static_cast<double>(info.block_size);
+        s += fmt::format("  {:>3}  or  {:<8}: {:5.2f} bits per weight in most matrices ({})\n", t.id, t.name, bpw, info.name);
+    }
+    return s + "Q3_K, Q4_K and Q5_K name the _M mixes; TYPE may also be the id.";
+}
+
 std::optional<pocket::GgmlType> tensor_type(const std::string& flag, const std::string& name) {
     if (name.empty()) return std::nullopt;
     auto t = pocket::ggml_type_from_name(name);
     if (!t) throw CLI::ValidationError(flag, "'" + name + "' is not a ggml type (q4_0, q6_K, f16 ...)");
     return t;
+}
+
+// --tensor-type PATTERN=TYPE, llama-quantize's: PATTERN a regex, TYPE a ggml type name.
+std::pair<std::string, pocket::GgmlType> tensor_type_override(const std::string& spec) {
+    const size_t eq = spec.rfind('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+        throw CLI::ValidationError("--tensor-type", "'" + spec + "' is not PATTERN=TYPE (e.g. attn_v=q8_0)");
+    std::string pattern = spec.substr(0, eq);
+    std::transform(pattern.begin(), pattern.end(), pattern.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    try {
+        std::regex check(pattern);
+    } catch (const std::regex_error&) {
+        throw CLI::ValidationError("--tensor-type", "'" + pattern + "' is not a valid regular expression");
+    }
+    const auto type = tensor_type("--tensor-type", spec.substr(eq + 1));
+    return {pattern, *type};
 }
 
 int thread_count(const std::string& s) {
@@ -42,13 +77,14 @@ int thread_count(const std::string& s) {
 int main(int argc, char** argv) {
     CLI::App app{"quantize: convert a GGUF model to another type, as llama-quantize\n"
                  "  quantize [options] IN.gguf OUT.gguf TYPE [nthreads]\n"
-                 "  quantize [options] IN.gguf TYPE [nthreads]   (writes ggml-model-TYPE.gguf beside IN)\n"
-                 "TYPE: " + type_list() + " (Q3_K, Q4_K, Q5_K: the _M mixes)"};
+                 "  quantize [options] IN.gguf TYPE [nthreads]   (writes ggml-model-TYPE.gguf beside IN)"};
+    app.footer(type_table());
     app.get_formatter()->column_width(34);
     pocket::tools::QuantizeCommand c;
     std::vector<std::string> args;
     std::string output_type, embedding_type;
-    app.add_option("args", args, "IN.gguf [OUT.gguf] TYPE [nthreads]")->expected(2, 4)->required();
+    app.add_option("args", args, "the model, the output (optional), the type and the thread count (optional)")
+        ->expected(2, 4)->required()->option_text("IN.gguf [OUT.gguf] TYPE [nthreads]");
     app.add_flag("--pure", c.options.pure, "every matrix in TYPE's base type (no mix, no fallback but for row length)");
     app.add_option("--output-tensor-type", output_type, "type of output.weight (e.g. q8_0, f16)");
     app.add_option("--token-embedding-type", embedding_type, "type of token_embd.weight");
@@ -56,12 +92,17 @@ int main(int argc, char** argv) {
     app.add_option("--imatrix", c.imatrix_path, "importance matrix (llama-imatrix's GGUF or .dat)")->check(CLI::ExistingFile);
     app.add_flag("--allow-requantize", c.options.allow_requantize, "accept already-quantized input (dequantized first)");
     app.add_flag("-v,--verbose", c.verbose, "one line per tensor: its shape and chosen type");
+    std::vector<std::string> tensor_types;
+    app.add_option("--tensor-type", tensor_types, "PATTERN=TYPE: tensors whose name matches the regex PATTERN get TYPE (repeatable; the first match wins)")
+        ->allow_extra_args(false);  // one value per --tensor-type: IN.gguf after it is not a pattern
+    app.add_flag("--dry-run", c.dry_run, "print each tensor's type and size, and the model's, without writing anything");
     pocket::tools::CommandLine cl("quantize", argc, argv);
     if (auto rc = cl.parse(app)) return *rc;
 
     try {
         c.options.output_tensor_type = tensor_type("--output-tensor-type", output_type);
         c.options.token_embedding_type = tensor_type("--token-embedding-type", embedding_type);
+        for (const std::string& spec : tensor_types) c.options.tensor_types.push_back(tensor_type_override(spec));
         c.input = args[0];
         size_t next = 1;
         if (args.size() <= 3 && pocket::find_quant_file_type(args[1])) {  // IN TYPE [nthreads]

@@ -14,6 +14,7 @@ struct QuantizeCommand {
     QuantizeOptions options;
     std::string imatrix_path;
     bool verbose = false;   // -v: one line per tensor with its chosen type
+    bool dry_run = false;   // --dry-run: print each tensor's type and size, write nothing
 };
 
 // Where `quantize IN TYPE` (no output named) writes, as llama-quantize: ggml-model-TYPE.gguf

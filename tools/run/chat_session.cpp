@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace pocket::tools {
 
 ChatSession::ChatSession(Context& ctx, ChatTemplate chat_template, const SamplerOptions& sampling, ChatOptions options)
@@ -34,7 +36,7 @@ void ChatSession::clear() {
         }
         n_keep_ = ctx_.n_past();
     }
-    n_keep_ = std::min<uint32_t>(n_keep_ + options_.keep, ctx_.n_ctx() / 2);
+    n_keep_ = std::min<uint32_t>(n_keep_ + static_cast<uint32_t>(std::max(options_.keep, 0)), ctx_.n_ctx() / 2);
 }
 
 std::vector<TokenId> ChatSession::tokenize_turn(const std::string& text) const {
@@ -80,6 +82,9 @@ ChatSession::Reply ChatSession::respond(const std::string& user, const std::func
     }
     for (TokenId t : tokens) sampler_.accept(t);
     if (!tokens.empty()) ctx_.decode(tokens);
+    // --keep -1: the first turn is part of the initial prompt that every shift keeps.
+    const bool first_turn = messages_.size() == (options_.system_prompt.empty() ? 1u : 2u);
+    if (options_.keep < 0 && first_turn) n_keep_ = std::min<uint32_t>(ctx_.n_past(), ctx_.n_ctx() / 2);
 
     const Tokenizer& tok = ctx_.model().tokenizer();
     TokenStreamDecoder decoder(tok);

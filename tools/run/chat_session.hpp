@@ -18,7 +18,9 @@ namespace pocket::tools {
 struct ChatOptions {
     std::string system_prompt;              // -sys
     std::vector<std::string> reverse_prompts;  // -r
-    uint32_t keep = 0;                      // --keep: tokens kept at the start, after the system prompt
+    // --keep: tokens kept at the start on a context shift, after the system prompt; -1 keeps
+    // the whole first turn too (llama.cpp's "all of the initial prompt").
+    int32_t keep = 0;
     bool context_shift = true;              // --no-context-shift turns it off
     int32_t n_predict = -1;                 // reply length limit (-1: none)
 };
@@ -53,7 +55,7 @@ private:
     ChatOptions options_;
     std::vector<ChatMessage> messages_;
     std::string formatted_;        // the conversation as rendered so far (add_generation_prompt=false)
-    uint32_t n_keep_ = 0;          // tokens a context shift keeps: system prompt + --keep
+    uint32_t n_keep_ = 0;          // tokens a context shift keeps: system prompt + --keep (at most half the context)
     std::string bos_text_, eos_text_;
 };
 

@@ -11,6 +11,7 @@
 
 #include <iostream>
 #include <random>
+#include <thread>
 
 namespace {
 
@@ -38,6 +39,7 @@ void check_flags(const pocket::tools::RunOptions& o, const CLI::App& app, int th
     check_finite("--frequency-penalty", s.frequency_penalty);
     check_finite("--presence-penalty", s.presence_penalty);
     check_range("--repeat-last-n", s.repeat_last_n, -1, kMaxTokens, "(-1: the whole context)");
+    check_range("--keep", o.chat.keep, -1, kMaxTokens, "(-1: the system prompt and the first message)");
 }
 
 }  // namespace
@@ -59,6 +61,8 @@ int main(int argc, char** argv) {
     app.add_option("--device", o.load.device, "the GPU to use (-dev; see --list-devices)")->group("Model");
     app.add_flag("--list-devices", list_devices, "print the available devices and exit")->group("Model");
     app.add_flag("--no-repack", no_repack, "keep every weight in the file's layout")->group("Model");
+    app.add_option("--override-kv", o.load.kv_overrides, "KEY=TYPE:VALUE: a metadata value replaced (TYPE int, float, bool or str; repeatable)")
+        ->group("Model")->allow_extra_args(false);
 
     app.add_option("-p,--prompt", o.prompt, "prompt (default: \"Once upon a time\")")->group("Prompt");
     app.add_option("-f,--file", o.prompt_file, "read the prompt from a file")->group("Prompt")->check(CLI::ExistingFile);
@@ -69,6 +73,10 @@ int main(int argc, char** argv) {
         ->group("Prompt")->capture_default_str();
 
     app.add_option("-t,--threads", threads, "threads (default: all hardware threads)")->group("Performance");
+    int threads_batch = 0;
+    app.add_option("--threads-batch", threads_batch, "threads for prompt batches (default: as -t)")->group("Performance");
+    std::string flash_attn = "auto";
+    app.add_option("--flash-attn", flash_attn, "on, off or auto (-fa; pocket's attention is always fused)")->group("Performance");
     app.add_option("-c,--ctx-size", o.context.n_ctx, "context size (0: the model's, at most 4096)")->group("Performance");
     app.add_option("-b,--batch-size", o.context.n_batch, "logical batch size")->group("Performance")->capture_default_str();
     app.add_option("--ubatch-size", o.context.n_ubatch, "physical batch size (-ub)")->group("Performance")->capture_default_str();
@@ -92,9 +100,14 @@ int main(int argc, char** argv) {
     app.add_flag("-i,--interactive,--conversation", o.interactive, "chat (-cnv too)")->group("Chat");
     app.add_option("--system-prompt", o.chat.system_prompt, "system prompt of the chat (-sys)")->group("Chat");
     app.add_option("-r,--reverse-prompt", o.chat.reverse_prompts, "stop the answer when this text appears")->group("Chat");
-    app.add_option("--keep", o.chat.keep, "tokens kept at the start on a context shift (after the system prompt)")->group("Chat");
+    app.add_option("--keep", o.chat.keep, "tokens kept at the start on a context shift, after the system prompt (-1: the first message too)")
+        ->group("Chat");
+    app.add_option("--in-prefix", o.in_prefix, "text put before each chat message")->group("Chat");
+    app.add_option("--in-suffix", o.in_suffix, "text put after each chat message")->group("Chat");
     app.add_flag("!--no-context-shift", o.chat.context_shift, "stop when the context is full instead of shifting it")->group("Chat");
-    app.add_option("--chat-template", o.chat_template, "a built-in template name or a Jinja file")->group("Chat");
+    std::string builtin_names;
+    for (const auto& n : pocket::builtin_chat_template_names()) builtin_names += (builtin_names.empty() ? "" : ", ") + n;
+    app.add_option("--chat-template", o.chat_template, "a Jinja file, or a built-in template: " + builtin_names)->group("Chat");
     app.add_option("--render-chat", o.render_chat, "print the prompt a chat JSON file renders to, and exit")
         ->group("Chat")->check(CLI::ExistingFile);
 
@@ -108,7 +121,7 @@ int main(int argc, char** argv) {
     pocket::tools::CommandLine cl("run", argc, argv,
                                   {{"-ngl", "--n-gpu-layers"}, {"-ub", "--ubatch-size"}, {"-ctk", "--cache-type-k"},
                                    {"-ctv", "--cache-type-v"}, {"-cnv", "--conversation"}, {"-no-cnv", "--no-conversation"},
-                                   {"-st", "--single-turn"},
+                                   {"-st", "--single-turn"}, {"-fa", "--flash-attn"}, {"-tb", "--threads-batch"},
                                    {"-sys", "--system-prompt"}, {"-dev", "--device"}},
                                   {"--jinja"});
     if (auto rc = cl.parse(app)) return *rc;
@@ -121,6 +134,11 @@ int main(int argc, char** argv) {
             return 0;
         }
         check_flags(o, app, threads);
+        if (pocket::tools::flash_attn_off(flash_attn))
+            std::cerr << "run: note: -fa off: pocket has one attention path, the fused one; it runs as with -fa on\n";
+        if (app.count("--threads-batch")) pocket::tools::check_threads("-tb", threads_batch);
+        o.prompt_given = app.count("--prompt") > 0;
+        o.seed_given = seed >= 0;
         if (o.single_turn) o.interactive = true;  // llama.cpp: -st is a chat of one turn
         if (no_conversation) o.interactive = false;
         o.load.use_mmap = !no_mmap;
@@ -130,6 +148,7 @@ int main(int argc, char** argv) {
         o.load.n_ubatch = o.context.n_ubatch;
         o.load.n_threads = threads;
         o.context.n_threads = threads;
+        o.context.n_threads_batch = threads_batch;  // 0: as -t
         o.context.type_k = cache_type(ctk);
         o.context.type_v = cache_type(ctv);
         o.sampling.seed = seed < 0 ? std::random_device{}() : static_cast<uint64_t>(seed);

@@ -84,16 +84,18 @@ std::string process_escapes(const std::string& s) {
 }
 
 int run_render_chat(const RunOptions& o, std::FILE* out) {
-    const std::string json = read_text_file(o.render_chat);
+    std::string json = read_text_file(o.render_chat);
+    // A bare list of messages is the common shape too: the object around it is implied.
+    if (const size_t start = json.find_first_not_of(" \t\r\n"); start != std::string::npos && json[start] == '[')
+        json = "{\"messages\": " + json + "}";
     std::optional<ChatTemplate> tmpl;
-    if (!o.model.empty()) {
-        const GgufFile file = GgufFile::open(o.model);
+    if (!o.model.empty() || o.chat_template.empty()) {
+        // No -m and no --chat-template: the bundled model's template, as run without -m.
+        const GgufFile file = GgufFile::open(o.model.empty() ? bundled_model_path() : o.model);
         tmpl = chat_template_for(file, Vocab::from_gguf(file), o.chat_template);
-    } else if (!o.chat_template.empty()) {
+    } else {
         if (auto builtin = builtin_chat_template(o.chat_template)) tmpl = ChatTemplate::parse(*builtin);
         else tmpl = ChatTemplate::parse(read_text_file(o.chat_template));
-    } else {
-        throw Error("--render-chat needs -m MODEL or --chat-template NAME|FILE");
     }
     fmt::print(out, "{}", render_chat_json(json, *tmpl));
     return 0;
@@ -112,7 +114,20 @@ int run_generation(const RunOptions& o, std::FILE* out, std::FILE* log) {
 
     std::string prompt = !o.prompt_file.empty() ? read_text_file(o.prompt_file) : o.prompt;
     if (o.escape) prompt = process_escapes(prompt);
-    const std::vector<TokenId> tokens = tok.tokenize(prompt, /*add_special=*/true, /*parse_special=*/true);
+    bool add_bos = true;
+    if (!o.chat.system_prompt.empty() || !o.chat_template.empty()) {
+        // -sys or --chat-template without -cnv: the prompt is one user turn of a chat, rendered
+        // by the template (llama.cpp), rather than the flags being ignored.
+        const auto& sp = tok.vocab().special();
+        const std::string bos = sp.bos != kNoToken ? tok.token_to_piece(sp.bos, true) : "";
+        const std::string eos = sp.eos != kNoToken ? tok.token_to_piece(sp.eos, true) : "";
+        std::vector<ChatMessage> messages;
+        if (!o.chat.system_prompt.empty()) messages.push_back({"system", o.chat.system_prompt});
+        messages.push_back({"user", prompt});
+        prompt = chat_template_for(model->file(), tok.vocab(), o.chat_template).render(messages, true, bos, eos);
+        add_bos = !(!bos.empty() && prompt.starts_with(bos));  // the template wrote BOS out as text
+    }
+    const std::vector<TokenId> tokens = tok.tokenize(prompt, add_bos, /*parse_special=*/true);
     if (tokens.empty()) throw Error("the prompt is empty and the model adds no BOS token");
     if (tokens.size() >= ctx.n_ctx())
         throw Error("the prompt is {} tokens long, but the context holds {} (raise -c, or shorten the prompt)", tokens.size(), ctx.n_ctx());
@@ -161,6 +176,8 @@ int run_generation(const RunOptions& o, std::FILE* out, std::FILE* log) {
     print_timing(log, "prompt eval time", prompt_ms, tokens.size(), "tokens");
     print_timing(log, "eval time", gen_ms, n_eval, "runs  ");
     fmt::print(log, "pocket: {:>16} = {:10.2f} ms / {:5} tokens\n", "total time", ms_since(t_start), tokens.size() + n_gen);
+    // A random seed is worth keeping when the sample was good: -s repeats it.
+    if (!o.seed_given && o.sampling.temperature > 0) fmt::print(log, "pocket: {:>16} = {} (chosen at random; -s {} repeats this run)\n", "seed", o.sampling.seed, o.sampling.seed);
     return 0;
 }
 

@@ -85,23 +85,14 @@ int run_interactive(const RunOptions& o, std::FILE* out, std::FILE* log) {
     ::sigaction(SIGINT, &sa, nullptr);
     if (tty) fmt::print(log, "pocket chat: {} — /help for commands, Ctrl-D to leave\n", path);
 
-    while (auto message = read_message(tty)) {
-        if (*message == "/quit" || *message == "/exit") break;
-        if (*message == "/help") {
-            fmt::print(out, "{}", kHelp);
-            continue;
-        }
-        if (*message == "/clear") {
-            session.clear();
-            fmt::print(out, "(conversation cleared)\n");
-            continue;
-        }
-        if (message->empty()) continue;
+    // One user turn: the answer streamed to `out`, what stopped it said on `log`.
+    auto turn = [&](const std::string& message) {
         g_stop.store(false);
         g_generating.store(true);
         ChatSession::Reply reply;
         try {
-            reply = session.respond(*message, [&](std::string_view piece) {
+            // --in-prefix / --in-suffix wrap what the user typed, as llama.cpp's interactive mode does.
+            reply = session.respond(o.in_prefix + message + o.in_suffix, [&](std::string_view piece) {
                 fmt::print(out, "{}", piece);
                 std::fflush(out);
             }, g_stop);
@@ -121,6 +112,28 @@ int run_interactive(const RunOptions& o, std::FILE* out, std::FILE* log) {
                 fmt::print(log, "the context is full ({} tokens) and --no-context-shift is set: /clear to go on\n", ctx.n_ctx());
         }
         std::fflush(out);
+    };
+
+    // -p with -cnv is the first message (llama.cpp); -st then leaves after its answer.
+    if (o.prompt_given && !o.prompt.empty()) {
+        const std::string first = o.escape ? process_escapes(o.prompt) : o.prompt;
+        if (tty) fmt::print(out, "> {}\n", first);
+        turn(first);
+        if (o.single_turn) return 0;
+    }
+    while (auto message = read_message(tty)) {
+        if (*message == "/quit" || *message == "/exit") break;
+        if (*message == "/help") {
+            fmt::print(out, "{}", kHelp);
+            continue;
+        }
+        if (*message == "/clear") {
+            session.clear();
+            fmt::print(out, "(conversation cleared)\n");
+            continue;
+        }
+        if (message->empty()) continue;
+        turn(*message);
         if (o.single_turn) break;
     }
     return 0;

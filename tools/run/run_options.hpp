@@ -14,13 +14,14 @@ namespace pocket::tools {
 struct RunOptions {
     std::string model;              // -m; empty: the bundled model
     std::string prompt = "Once upon a time";  // -p; "" given: BOS only, as llama.cpp
+    bool prompt_given = false;      // -p was on the command line (with -cnv: the first message)
     std::string prompt_file;        // -f
     int32_t n_predict = -1;         // -n; -1: until EOS or the end of the context
     bool escape = true;             // process \n, \t, ... in the prompt (llama.cpp; --no-escape: not)
     bool color = false;             // --color
     bool verbose = false;           // -v
     bool display_prompt = true;     // --no-display-prompt turns it off
-    bool seed_given = false;
+    bool seed_given = false;        // -s N; otherwise the summary prints the random seed
     std::string n_gpu_layers = "auto";  // -ngl: N, all or auto
     ModelLoadOptions load;          // --no-mmap, --mlock, -ngl, -dev, --no-repack
     ContextOptions context;         // -c -b -ub -t -ctk -ctv
@@ -32,6 +33,7 @@ struct RunOptions {
     std::string chat_template;      // --chat-template NAME|FILE
     std::string render_chat;        // --render-chat MESSAGES.json: print the rendered prompt and exit
     ChatOptions chat;               // -sys -r --keep --no-context-shift
+    std::string in_prefix, in_suffix;  // --in-prefix / --in-suffix: around each chat message
 };
 
 // `run -i`: the chat loop. Returns the exit code.

@@ -53,6 +53,7 @@ public:
     }
     bool supports_op(const Tensor& node) const override { return cpu_->supports_op(node); }
     void reserve(std::span<Tensor* const> nodes) override { cpu_->reserve(nodes); }
+    void set_threads(int n_threads) override { cpu_->set_threads(n_threads); }
 
     // Runs the CPU's kernels with every operand's address translated to host memory for
     // the duration of the call, then puts the device addresses back.

@@ -97,13 +97,16 @@ public:
         }
     }
 
+    // Scratch is sized for the whole pool (reserve), so fewer threads always fit in it.
+    void set_threads(int n_threads) override { pool_.set_active(n_threads); }
+
     void compute(std::span<Tensor* const> nodes) override {
         if (work_size(nodes) > work_size_)
             throw Error("cpu backend: compute without reserve for these nodes (scratch {} < {} bytes)", work_size_,
                         work_size(nodes));
         // A graph with no op worth splitting (a tiny model's decode step) runs on this
         // thread alone: waking the workers would cost more than the whole graph.
-        const bool split = pool_.size() > 1 && std::any_of(nodes.begin(), nodes.end(), [&](const Tensor* n) {
+        const bool split = pool_.active() > 1 && std::any_of(nodes.begin(), nodes.end(), [&](const Tensor* n) {
             return op_cost(*n) >= min_parallel_cost_;
         });
         if (split) {
@@ -130,7 +133,7 @@ private:
     static void run_job(void* ctx, int ith) {
         auto* run = static_cast<Run*>(ctx);
         CpuBackend& b = *run->self;
-        const OpContext all{ith, b.pool_.size(), &b.pool_, b.work_.get(), b.work_size_, &b.errors_};
+        const OpContext all{ith, b.pool_.active(), &b.pool_, b.work_.get(), b.work_size_, &b.errors_};
         const OpContext alone{0, 1, nullptr, b.work_.get(), b.work_size_, &b.errors_};
         // Small ops run on thread 0 alone with no barrier after them: a barrier costs more
         // than their work (decode of a small model is mostly such ops). Thread 0 then runs

@@ -15,7 +15,7 @@ inline void cpu_relax() {
 }
 }  // namespace
 
-ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads) {
+ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads), active_(n_threads_), run_active_(n_threads_) {
     workers_.reserve(static_cast<size_t>(n_threads_ - 1));
     for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_main(i); });
 }
@@ -30,14 +30,21 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::run(Job job, void* ctx) {
-    if (n_threads_ == 1) {
+    if (active_ == 1) {
+        if (run_active_ != 1) {
+            std::lock_guard lock(mutex_);  // a late worker may read it
+            run_active_ = 1;               // the job's barriers are then no-ops
+        }
         job(ctx, 0);
         return;
     }
     {
+        // The run and its thread count are published together: a worker that wakes late
+        // sees the count of the run whose job it reads, never the next one's.
         std::lock_guard lock(mutex_);
         job_ = job;
         ctx_ = ctx;
+        run_active_ = active_;
         ++generation_;
     }
     wake_.notify_all();
@@ -51,6 +58,7 @@ void ThreadPool::worker_main(int ith) {
     for (;;) {
         Job job;
         void* ctx;
+        int active;
         {
             std::unique_lock lock(mutex_);
             wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
@@ -58,16 +66,18 @@ void ThreadPool::worker_main(int ith) {
             seen = generation_;
             job = job_;
             ctx = ctx_;
+            active = run_active_;
         }
+        if (ith >= active) continue;  // not in this run (-t below -tb): no job, no barrier
         job(ctx, ith);
         barrier();
     }
 }
 
 void ThreadPool::barrier() {
-    if (n_threads_ == 1) return;
+    if (run_active_ == 1) return;
     const uint32_t phase = phase_.load(std::memory_order_acquire);
-    if (arrived_.fetch_add(1, std::memory_order_acq_rel) == n_threads_ - 1) {
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) == run_active_ - 1) {
         arrived_.store(0, std::memory_order_relaxed);
         phase_.fetch_add(1, std::memory_order_release);
         phase_.notify_all();  // cheap when nobody sleeps

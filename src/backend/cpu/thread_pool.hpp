@@ -21,8 +21,12 @@ public:
     ThreadPool& operator=(const ThreadPool&) = delete;
 
     int size() const { return n_threads_; }
+    // Threads that take part in the next runs (1..size()); the others sleep through them.
+    // Called between runs, from the thread that calls run().
+    void set_active(int n) { active_ = n < 1 ? 1 : n > n_threads_ ? n_threads_ : n; }
+    int active() const { return active_; }
 
-    // Runs job(ctx, ith) on all threads. Not reentrant: one run at a time.
+    // Runs job(ctx, ith) on the active threads (ith < active()). Not reentrant: one run at a time.
     using Job = void (*)(void* ctx, int ith);
     void run(Job job, void* ctx);
 
@@ -33,6 +37,8 @@ private:
     void worker_main(int ith);
 
     int n_threads_;
+    int active_;                // the caller's setting, for the next runs
+    int run_active_;            // the current run's, published with it under mutex_
     std::vector<std::thread> workers_;
 
     std::mutex mutex_;
