@@ -84,6 +84,7 @@ struct Tables {
     bool has_row[kMaxTypeId] = {};
     RepackKernels q4_0x8[kIsaCount];
     RepackKernels q4_Kx8[kIsaCount];
+    RepackKernels q8_0x8[kIsaCount];
 
     Tables() {
         IsaTable isa[kIsaCount];
@@ -102,15 +103,20 @@ struct Tables {
                                           q4_0x8_gemm_scalar};
         PackedGemmFn packed_k[kIsaCount] = {q4_Kx8_gemm_scalar, q4_Kx8_gemm_scalar, q4_Kx8_gemm_scalar,
                                             q4_Kx8_gemm_scalar};
+        PackedGemmFn packed_8[kIsaCount] = {q8_0x8_gemm_scalar, q8_0x8_gemm_scalar, q8_0x8_gemm_scalar,
+                                            q8_0x8_gemm_scalar};
 #if defined(POCKET_KERNELS_X86)
         packed[1] = q4_0x8_gemm_avx2();
         packed[2] = q4_0x8_gemm_avx512();
         packed_k[1] = q4_Kx8_gemm_avx2();
         packed_k[2] = q4_Kx8_gemm_avx512();
+        packed_8[1] = q8_0x8_gemm_avx2();
+        packed_8[2] = q8_0x8_gemm_avx512();
 #endif
         for (int k = 0; k < kIsaCount; ++k) {
             q4_0x8[k] = {kQ4_0x8Rows, q4_0x8_packed_bytes, q4_0x8_pack, packed[k]};
             q4_Kx8[k] = {kQ4_0x8Rows, q4_Kx8_packed_bytes, q4_Kx8_pack, packed_k[k]};
+            q8_0x8[k] = {kQ4_0x8Rows, q8_0x8_packed_bytes, q8_0x8_pack, packed_8[k]};
             for (const auto& c : kConv) {
                 const int id = static_cast<int>(c.type);
                 const DotEntry& e = isa[k].by_type[id];
@@ -196,6 +202,7 @@ const RepackKernels* repack_kernels(GgmlType type) {
     const int isa = static_cast<int>(active_isa());
     if (type == GgmlType::Q4_0) return &tables().q4_0x8[isa];
     if (type == GgmlType::Q4_K) return &tables().q4_Kx8[isa];
+    if (type == GgmlType::Q8_0) return &tables().q8_0x8[isa];
     return nullptr;
 }
 

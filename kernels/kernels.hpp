@@ -70,7 +70,7 @@ struct RepackKernels {
                  size_t c_stride);
 };
 
-// The repacking of a weight type for the active ISA; null when there is none (today: Q4_0, Q4_K).
+// The repacking of a weight type for the active ISA; null when there is none (today: Q4_0, Q8_0, Q4_K).
 const RepackKernels* repack_kernels(GgmlType type);
 
 // Activation conversion: f32 row -> vec_dot_type row (Q8_0, Q8_1, Q8_K, F16, BF16 or F32).

@@ -27,6 +27,19 @@ void q4_0x8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* 
 void q4_0x8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
                         size_t c_stride);
 
+// The row-interleaved Q8_0 layout, as Q4_0's: eight rows' blocks b in one 272-byte record,
+// their scales, then qs[k][r] = row r's qs[4k..4k+3] (elements 4k..4k+3).
+struct block_q8_0x8 {
+    half d[kQ4_0x8Rows];
+    int8_t qs[kQK / 4][kQ4_0x8Rows][4];
+};
+static_assert(sizeof(block_q8_0x8) == kQ4_0x8Rows * sizeof(block_q8_0), "repacking must not change the size");
+
+size_t q8_0x8_packed_bytes(int64_t rows, int64_t n);
+void q8_0x8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst);
+void q8_0x8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
+                        size_t c_stride);
+
 // The row-interleaved Q4_K layout: eight rows' super-blocks i in one 1152-byte record, the
 // same bytes as the eight blocks, reordered. d and dmin of the eight rows; the 12 scale bytes
 // of each row as three dwords, dword t of the eight rows together (so the six-bit scales and
@@ -51,6 +64,8 @@ void q4_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void*
 PackedGemmFn q4_0x8_gemm_avx2();
 PackedGemmFn q4_0x8_gemm_avx512();
 PackedGemmFn q4_Kx8_gemm_avx2();
+PackedGemmFn q8_0x8_gemm_avx2();
+PackedGemmFn q8_0x8_gemm_avx512();
 PackedGemmFn q4_Kx8_gemm_avx512();
 #endif
 

@@ -651,7 +651,7 @@ void quantize_row_q8_0_simd(const float* x, void* vy, int64_t n, const float*) {
     }
 }
 
-// ---------------------------------------------------------------- repacked Q4_0 (8 rows)
+// ---------------------------------------------------------------- repacked Q4_0 and Q8_0 (8 rows)
 
 // Rows in lanes: lane r of the result is the exact integer dot of row r's block with the
 // activation block (levels taken unsigned 0..15, the -8 applied through sum(y)). Chunk k of
@@ -695,22 +695,104 @@ inline __m256i q4_0x8_sums(const Q4_0x8Levels& L, const block_q8_0& y, int32_t y
     return _mm256_sub_epi32(P, _mm256_set1_epi32(8 * ysum));
 }
 
+// The interleaved 32-blocks, as policies of the group kernels below: Block is the 8-row
+// record, levels() unpacks it once per record, sums() gives the eight rows' exact integer
+// dots with one activation block in their lanes (levels16/sums16: two records, 16 rows).
+struct Q4_0x8P {
+    using Block = block_q4_0x8;
+    using Levels = Q4_0x8Levels;
+    static void levels(const Block& x, Levels& L) { q4_0x8_levels(x, L); }
+    static __m256i sums(const Levels& L, const block_q8_0& y, int32_t ysum) { return q4_0x8_sums(L, y, ysum); }
+#if POCKET_X86_ZMM
+    struct Levels16 {
+        __m512i lo[4], hi[4];
+    };
+    static void levels16(const Block& x0, const Block& x1, Levels16& L) {
+        const __m512i m4 = _mm512_set1_epi8(0x0F);
+        for (int q = 0; q < 4; ++q) {
+            const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(load32(x0.qs[q])), load32(x1.qs[q]), 1);
+            L.lo[q] = _mm512_and_si512(v, m4);
+            L.hi[q] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        }
+    }
+    static __m512i sums16(const Levels16& L, const block_q8_0& y, int32_t ysum) {
+        __m512i P = _mm512_setzero_si512();
+        for (int q = 0; q < 4; ++q) {
+            int32_t ylo, yhi;
+            std::memcpy(&ylo, y.qs + 4 * q, 4);
+            std::memcpy(&yhi, y.qs + 16 + 4 * q, 4);
+            P = _mm512_dpbusd_epi32(P, L.lo[q], _mm512_set1_epi32(ylo));
+            P = _mm512_dpbusd_epi32(P, L.hi[q], _mm512_set1_epi32(yhi));
+        }
+        return _mm512_sub_epi32(P, _mm512_set1_epi32(8 * ysum));
+    }
+#endif
+};
+
+// Q8_0: with VNNI the signed levels are flipped to unsigned (w ^ 0x80 = w + 128) for the
+// unsigned-by-signed multiply-add, and the +128 taken back through sum(y); without, the
+// products go through the sign trick of dot_s8.
+struct Q8_0x8P {
+    using Block = block_q8_0x8;
+    struct Levels {
+        __m256i q[8];  // chunk k: row r's elements 4k..4k+3 in lane r
+    };
+    static void levels(const Block& x, Levels& L) {
+        for (int k = 0; k < 8; ++k) {
+            L.q[k] = load32(x.qs[k]);
+#if POCKET_X86_VNNI
+            L.q[k] = _mm256_xor_si256(L.q[k], _mm256_set1_epi8(static_cast<char>(0x80)));
+#endif
+        }
+    }
+    static __m256i sums(const Levels& L, const block_q8_0& y, int32_t ysum) {
+        __m256i P = _mm256_setzero_si256();
+#if POCKET_X86_VNNI
+        for (int k = 0; k < 8; ++k) P = _mm256_dpbusd_epi32(P, L.q[k], broadcast4(y.qs + 4 * k));
+        return _mm256_sub_epi32(P, _mm256_set1_epi32(128 * ysum));
+#else
+        (void)ysum;
+        for (int k = 0; k < 8; ++k) P = _mm256_add_epi32(P, dot_s8(L.q[k], broadcast4(y.qs + 4 * k)));
+        return P;
+#endif
+    }
+#if POCKET_X86_ZMM
+    struct Levels16 {
+        __m512i q[8];
+    };
+    static void levels16(const Block& x0, const Block& x1, Levels16& L) {
+        for (int k = 0; k < 8; ++k)
+            L.q[k] = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(load32(x0.qs[k])), load32(x1.qs[k]), 1),
+                                      _mm512_set1_epi8(static_cast<char>(0x80)));
+    }
+    static __m512i sums16(const Levels16& L, const block_q8_0& y, int32_t ysum) {
+        __m512i P = _mm512_setzero_si512();
+        for (int k = 0; k < 8; ++k) {
+            int32_t v;
+            std::memcpy(&v, y.qs + 4 * k, 4);
+            P = _mm512_dpbusd_epi32(P, L.q[k], _mm512_set1_epi32(v));
+        }
+        return _mm512_sub_epi32(P, _mm512_set1_epi32(128 * ysum));
+    }
+#endif
+};
+
 // C activation rows against one group of 8 packed rows. acc[j][k] holds lane k (block
 // slot b % 8) of all 8 rows' accumulators: the scalar order, eight outputs at a time.
-template <int C>
-void q4_0x8_group(int64_t nb, const block_q4_0x8* x, const uint8_t* a, size_t as, const int32_t* ysums, float* c,
-                  size_t cs) {
+template <class P, int C>
+void packed32_group(int64_t nb, const typename P::Block* x, const uint8_t* a, size_t as, const int32_t* ysums, float* c,
+                    size_t cs) {
     __m256 acc[C][8];
     for (int j = 0; j < C; ++j)
         for (auto& v : acc[j]) v = _mm256_setzero_ps();
     auto step = [&](int64_t b, int k) {
-        Q4_0x8Levels L;
-        q4_0x8_levels(x[b], L);
+        typename P::Levels L;
+        P::levels(x[b], L);
         const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b].d)));
         for (int j = 0; j < C; ++j) {
             const block_q8_0& y = reinterpret_cast<const block_q8_0*>(a + as * j)[b];
             const __m256 d = _mm256_mul_ps(dx, _mm256_set1_ps(half_f32(y.d)));
-            acc[j][k] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(q4_0x8_sums(L, y, ysums[j * nb + b])), acc[j][k]);
+            acc[j][k] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(P::sums(L, y, ysums[j * nb + b])), acc[j][k]);
         }
     };
     int64_t b = 0;
@@ -725,39 +807,25 @@ void q4_0x8_group(int64_t nb, const block_q4_0x8* x, const uint8_t* a, size_t as
 }
 
 #if POCKET_X86_ZMM
-// Two groups (16 rows) in 512-bit registers: the same per-row arithmetic as q4_0x8_group,
+// Two groups (16 rows) in 512-bit registers: the same per-row arithmetic as packed32_group,
 // lanes 0-7 from group g and 8-15 from group g+1, so one broadcast activation dword feeds
 // sixteen rows' multiply-adds.
-template <int C>
-void q4_0x16_group(int64_t nb, const block_q4_0x8* x0, const block_q4_0x8* x1, const uint8_t* a, size_t as,
-                   const int32_t* ysums, float* c, size_t cs) {
+template <class P, int C>
+void packed32_group16(int64_t nb, const typename P::Block* x0, const typename P::Block* x1, const uint8_t* a, size_t as,
+                      const int32_t* ysums, float* c, size_t cs) {
     __m512 acc[C][8];
     for (int j = 0; j < C; ++j)
         for (auto& v : acc[j]) v = _mm512_setzero_ps();
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
     auto step = [&](int64_t b, int k) {
-        __m512i lo[4], hi[4];
-        for (int q = 0; q < 4; ++q) {
-            const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(load32(x0[b].qs[q])), load32(x1[b].qs[q]), 1);
-            lo[q] = _mm512_and_si512(v, m4);
-            hi[q] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-        }
+        typename P::Levels16 L;
+        P::levels16(x0[b], x1[b], L);
         const __m512 dx = _mm512_cvtph_ps(_mm256_inserti128_si256(
             _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x0[b].d))),
             _mm_loadu_si128(reinterpret_cast<const __m128i*>(x1[b].d)), 1));
         for (int j = 0; j < C; ++j) {
             const block_q8_0& y = reinterpret_cast<const block_q8_0*>(a + as * j)[b];
-            __m512i P = _mm512_setzero_si512();
-            for (int q = 0; q < 4; ++q) {
-                int32_t ylo, yhi;
-                std::memcpy(&ylo, y.qs + 4 * q, 4);
-                std::memcpy(&yhi, y.qs + 16 + 4 * q, 4);
-                P = _mm512_dpbusd_epi32(P, lo[q], _mm512_set1_epi32(ylo));
-                P = _mm512_dpbusd_epi32(P, hi[q], _mm512_set1_epi32(yhi));
-            }
-            P = _mm512_sub_epi32(P, _mm512_set1_epi32(8 * ysums[j * nb + b]));
             const __m512 d = _mm512_mul_ps(dx, _mm512_set1_ps(half_f32(y.d)));
-            acc[j][k] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(P), acc[j][k]);
+            acc[j][k] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(P::sums16(L, y, ysums[j * nb + b])), acc[j][k]);
         }
     };
     int64_t b = 0;
@@ -772,13 +840,15 @@ void q4_0x16_group(int64_t nb, const block_q4_0x8* x0, const block_q4_0x8* x1, c
 }
 #endif
 
-void q4_0x8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, size_t as, int64_t m, float* c, size_t cs) {
+template <class P>
+void packed32_gemm(int64_t n, const void* packed, int64_t rows, const void* va, size_t as, int64_t m, float* c, size_t cs) {
+    using Block = typename P::Block;
     constexpr int C = POCKET_X86_ZMM ? 2 : 1;  // accumulators: 8 per column
     const int64_t nb = n / 32;
-    const auto* p = static_cast<const block_q4_0x8*>(packed);
+    const auto* p = static_cast<const Block*>(packed);
     const auto* a = static_cast<const uint8_t*>(va);
     // sum(y) of every activation block, once per call rather than once per group of rows
-    // (it carries the -8 offset of the unsigned levels). Grown once per thread, then reused.
+    // (it carries the offset of the unsigned levels). Grown once per thread, then reused.
     thread_local std::vector<int32_t> ysums;
     if (ysums.size() < static_cast<size_t>(m * nb)) ysums.resize(static_cast<size_t>(m * nb));
     for (int64_t j = 0; j < m; ++j) {
@@ -788,20 +858,26 @@ void q4_0x8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, si
     int64_t g = 0;
 #if POCKET_X86_ZMM
     for (; g + 2 <= rows / kQ4_0x8Rows; g += 2) {
-        const block_q4_0x8* x = p + g * nb;
+        const Block* x = p + g * nb;
         float* cg = c + g * kQ4_0x8Rows;
         int64_t j = 0;
-        for (; j + 2 <= m; j += 2) q4_0x16_group<2>(nb, x, x + nb, a + as * j, as, ysums.data() + j * nb, cg + cs * j, cs);
-        for (; j < m; ++j) q4_0x16_group<1>(nb, x, x + nb, a + as * j, as, ysums.data() + j * nb, cg + cs * j, cs);
+        for (; j + 2 <= m; j += 2) packed32_group16<P, 2>(nb, x, x + nb, a + as * j, as, ysums.data() + j * nb, cg + cs * j, cs);
+        for (; j < m; ++j) packed32_group16<P, 1>(nb, x, x + nb, a + as * j, as, ysums.data() + j * nb, cg + cs * j, cs);
     }
 #endif
     for (; g < rows / kQ4_0x8Rows; ++g) {
-        const block_q4_0x8* x = p + g * nb;
+        const Block* x = p + g * nb;
         float* cg = c + g * kQ4_0x8Rows;
         int64_t j = 0;
-        for (; j + C <= m; j += C) q4_0x8_group<C>(nb, x, a + as * j, as, ysums.data() + j * nb, cg + cs * j, cs);
-        for (; j < m; ++j) q4_0x8_group<1>(nb, x, a + as * j, as, ysums.data() + j * nb, cg + cs * j, cs);
+        for (; j + C <= m; j += C) packed32_group<P, C>(nb, x, a + as * j, as, ysums.data() + j * nb, cg + cs * j, cs);
+        for (; j < m; ++j) packed32_group<P, 1>(nb, x, a + as * j, as, ysums.data() + j * nb, cg + cs * j, cs);
     }
+}
+void q4_0x8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, size_t as, int64_t m, float* c, size_t cs) {
+    packed32_gemm<Q4_0x8P>(n, packed, rows, va, as, m, c, cs);
+}
+void q8_0x8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, size_t as, int64_t m, float* c, size_t cs) {
+    packed32_gemm<Q8_0x8P>(n, packed, rows, va, as, m, c, cs);
 }
 
 // ---------------------------------------------------------------- tiling driver

@@ -1,4 +1,4 @@
-// Repacked Q4_0 and Q4_K (8 rows interleaved): same bytes reordered, and a GEMM that gives exactly
+// Repacked Q4_0, Q8_0 and Q4_K (8 rows interleaved): same bytes reordered, and a GEMM that gives exactly
 // the bits of vec_dot on the original rows, on every ISA this CPU runs.
 #include "dot_test_cases.hpp"
 #include "kernel_test_data.hpp"
@@ -124,7 +124,69 @@ TEST_P(RepackQ4_K, GemmBitwiseEqualToVecDot) {
     }
 }
 
+class RepackQ8_0 : public ::testing::TestWithParam<std::tuple<Isa, DotCase>> {};
+
+TEST_P(RepackQ8_0, GemmBitwiseEqualToVecDot) {
+    const auto [isa, c] = GetParam();
+    if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " is not supported by this CPU or build";
+    test::IsaGuard guard;
+    set_active_isa(isa);
+    const RepackKernels* rk = repack_kernels(GgmlType::Q8_0);
+    ASSERT_NE(rk, nullptr);
+    ASSERT_EQ(rk->rows_per_group, 8);
+    EXPECT_EQ(repack_kernels(GgmlType::Q8_K), nullptr);
+    const TypeKernels* k = type_kernels(GgmlType::Q8_0);
+    for (int64_t n : {32, 224, 288, 4128}) {
+        constexpr int64_t kRows = 24, kM = 5;
+        const auto d = test::make_dot_rows(GgmlType::Q8_0, c, n, kRows, kM, 5);
+        // padded source stride: pack must honour w_stride
+        const size_t ws = d.w_row_bytes + 16;
+        std::vector<uint8_t> w(ws * kRows);
+        for (int64_t i = 0; i < kRows; ++i)
+            std::memcpy(&w[ws * static_cast<size_t>(i)], &d.w[d.w_row_bytes * static_cast<size_t>(i)], d.w_row_bytes);
+        ASSERT_EQ(rk->packed_bytes(kRows, n), d.w.size());
+        std::vector<uint8_t> packed(rk->packed_bytes(kRows, n));
+        rk->pack(w.data(), ws, kRows, n, packed.data());
+        // the same multiset of bytes, reordered
+        auto sorted_a = d.w, sorted_b = packed;
+        std::sort(sorted_a.begin(), sorted_a.end());
+        std::sort(sorted_b.begin(), sorted_b.end());
+        EXPECT_EQ(sorted_a, sorted_b);
+
+        for (int64_t m : {1, 2, 3, 5}) {
+            const size_t cs = kRows + 2;
+            std::vector<float> out(cs * static_cast<size_t>(m), -7.f);
+            // the second group alone, as a thread handling rows 8..15 would call it
+            const size_t group_bytes = rk->packed_bytes(8, n);
+            rk->gemm(n, packed.data(), kRows, d.a.data(), d.a_row_bytes, m, out.data(), cs);
+            std::vector<float> part(8 * static_cast<size_t>(m));
+            rk->gemm(n, packed.data() + group_bytes, 8, d.a.data(), d.a_row_bytes, m, part.data(), 8);
+            for (int64_t j = 0; j < m; ++j) {
+                for (int64_t i = 0; i < kRows; ++i) {
+                    float want;
+                    k->vec_dot(n, &want, &d.w[d.w_row_bytes * static_cast<size_t>(i)], &d.a[d.a_row_bytes * static_cast<size_t>(j)]);
+                    const float got = out[cs * static_cast<size_t>(j) + static_cast<size_t>(i)];
+                    ASSERT_EQ(std::memcmp(&got, &want, 4), 0)
+                        << isa_name(isa) << " n=" << n << " m=" << m << " (" << i << "," << j << "): " << got << " vs " << want;
+                    if (i >= 8 && i < 16) {
+                        const float g2 = part[8 * static_cast<size_t>(j) + static_cast<size_t>(i - 8)];
+                        ASSERT_EQ(std::memcmp(&g2, &want, 4), 0) << "group offset call differs";
+                    }
+                }
+                for (size_t i = kRows; i < cs; ++i) ASSERT_EQ(out[cs * static_cast<size_t>(j) + i], -7.f);
+            }
+        }
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllIsas, RepackQ4_0,
+                         ::testing::Combine(::testing::ValuesIn(test::kAllIsas),
+                                            ::testing::Values(DotCase::gaussian, DotCase::zeros, DotCase::extremes,
+                                                              DotCase::random_bytes)),
+                         [](const auto& p) {
+                             return std::string(isa_name(std::get<0>(p.param))) + "_" + test::dot_case_name(std::get<1>(p.param));
+                         });
+INSTANTIATE_TEST_SUITE_P(AllIsas, RepackQ8_0,
                          ::testing::Combine(::testing::ValuesIn(test::kAllIsas),
                                             ::testing::Values(DotCase::gaussian, DotCase::zeros, DotCase::extremes,
                                                               DotCase::random_bytes)),

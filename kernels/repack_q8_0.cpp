@@ -1,0 +1,54 @@
+// Q8_0 row interleaving (8 rows) and its scalar GEMM, which follows the reference order
+// of dot_order.hpp per output: block b of row r into lane b % 8, fold 4, 2, 1.
+#include "kernels/dot_order.hpp"
+#include "kernels/float16.hpp"
+#include "kernels/repack.hpp"
+
+#include <cmath>
+#include <cstring>
+
+namespace pocket::kernels {
+
+size_t q8_0x8_packed_bytes(int64_t rows, int64_t n) {
+    return static_cast<size_t>(rows / kQ4_0x8Rows) * static_cast<size_t>(n / kQK) * sizeof(block_q8_0x8);
+}
+
+void q8_0x8_pack(const void* vw, size_t w_stride, int64_t rows, int64_t n, void* vdst) {
+    const auto* w = static_cast<const uint8_t*>(vw);
+    auto* dst = static_cast<block_q8_0x8*>(vdst);
+    const int64_t nb = n / kQK;
+    for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g)
+        for (int64_t b = 0; b < nb; ++b) {
+            block_q8_0x8& out = dst[g * nb + b];
+            for (int r = 0; r < kQ4_0x8Rows; ++r) {
+                const auto& in = reinterpret_cast<const block_q8_0*>(w + w_stride * static_cast<size_t>(g * kQ4_0x8Rows + r))[b];
+                out.d[r] = in.d;
+                for (int k = 0; k < kQK / 4; ++k) std::memcpy(out.qs[k][r], in.qs + 4 * k, 4);
+            }
+        }
+}
+
+void q8_0x8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
+                        size_t c_stride) {
+    const int64_t nb = n / kQK;
+    const auto* p = static_cast<const block_q8_0x8*>(packed);
+    for (int64_t j = 0; j < m; ++j) {
+        const auto* y = reinterpret_cast<const block_q8_0*>(static_cast<const uint8_t*>(a) + a_stride * static_cast<size_t>(j));
+        for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g) {
+            float acc[kQ4_0x8Rows][kBlockLanes] = {};
+            for (int64_t b = 0; b < nb; ++b) {
+                const block_q8_0x8& x = p[g * nb + b];
+                for (int r = 0; r < kQ4_0x8Rows; ++r) {
+                    int32_t s = 0;
+                    for (int e = 0; e < kQK; ++e) s += x.qs[e / 4][r][e % 4] * y[b].qs[e];
+                    float& lane = acc[r][b % kBlockLanes];
+                    lane = std::fma(fp16_to_f32(x.d[r]) * fp16_to_f32(y[b].d), static_cast<float>(s), lane);
+                }
+            }
+            for (int r = 0; r < kQ4_0x8Rows; ++r)
+                c[c_stride * static_cast<size_t>(j) + static_cast<size_t>(g * kQ4_0x8Rows + r)] = fold_lanes<kBlockLanes>(acc[r]);
+        }
+    }
+}
+
+}  // namespace pocket::kernels
