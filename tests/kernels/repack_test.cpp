@@ -7,28 +7,33 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <tuple>
+#include <vector>
 
 namespace pocket::kernels {
 namespace {
 
 using test::DotCase;
 
-class RepackQ4_0 : public ::testing::TestWithParam<std::tuple<Isa, DotCase>> {};
+class Repack : public ::testing::TestWithParam<std::tuple<GgmlType, Isa, DotCase>> {};
 
-TEST_P(RepackQ4_0, GemmBitwiseEqualToVecDot) {
-    const auto [isa, c] = GetParam();
+TEST_P(Repack, GemmBitwiseEqualToVecDot) {
+    const auto [type, isa, c] = GetParam();
     if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " is not supported by this CPU or build";
     test::IsaGuard guard;
     set_active_isa(isa);
-    const RepackKernels* rk = repack_kernels(GgmlType::Q4_0);
+    const RepackKernels* rk = repack_kernels(type);
     ASSERT_NE(rk, nullptr);
     ASSERT_EQ(rk->rows_per_group, 8);
     EXPECT_EQ(repack_kernels(GgmlType::Q8_K), nullptr);
-    const TypeKernels* k = type_kernels(GgmlType::Q4_0);
-    for (int64_t n : {32, 224, 288, 4128}) {
+    const TypeKernels* k = type_kernels(type);
+    // Q4_K: one to nine super-blocks; the 32-blocks: odd counts and a long row.
+    const std::vector<int64_t> lengths =
+        type == GgmlType::Q4_K ? std::vector<int64_t>{256, 512, 2304} : std::vector<int64_t>{32, 224, 288, 4128};
+    for (int64_t n : lengths) {
         constexpr int64_t kRows = 24, kM = 5;
-        const auto d = test::make_dot_rows(GgmlType::Q4_0, c, n, kRows, kM, 5);
+        const auto d = test::make_dot_rows(type, c, n, kRows, kM, 5);
         // padded source stride: pack must honour w_stride
         const size_t ws = d.w_row_bytes + 16;
         std::vector<uint8_t> w(ws * kRows);
@@ -69,136 +74,14 @@ TEST_P(RepackQ4_0, GemmBitwiseEqualToVecDot) {
     }
 }
 
-class RepackQ4_K : public ::testing::TestWithParam<std::tuple<Isa, DotCase>> {};
-
-TEST_P(RepackQ4_K, GemmBitwiseEqualToVecDot) {
-    const auto [isa, c] = GetParam();
-    if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " is not supported by this CPU or build";
-    test::IsaGuard guard;
-    set_active_isa(isa);
-    const RepackKernels* rk = repack_kernels(GgmlType::Q4_K);
-    ASSERT_NE(rk, nullptr);
-    ASSERT_EQ(rk->rows_per_group, 8);
-    EXPECT_EQ(repack_kernels(GgmlType::Q8_K), nullptr);
-    const TypeKernels* k = type_kernels(GgmlType::Q4_K);
-    for (int64_t n : {256, 512, 2304}) {
-        constexpr int64_t kRows = 24, kM = 5;
-        const auto d = test::make_dot_rows(GgmlType::Q4_K, c, n, kRows, kM, 5);
-        // padded source stride: pack must honour w_stride
-        const size_t ws = d.w_row_bytes + 16;
-        std::vector<uint8_t> w(ws * kRows);
-        for (int64_t i = 0; i < kRows; ++i)
-            std::memcpy(&w[ws * static_cast<size_t>(i)], &d.w[d.w_row_bytes * static_cast<size_t>(i)], d.w_row_bytes);
-        ASSERT_EQ(rk->packed_bytes(kRows, n), d.w.size());
-        std::vector<uint8_t> packed(rk->packed_bytes(kRows, n));
-        rk->pack(w.data(), ws, kRows, n, packed.data());
-        // the same multiset of bytes, reordered
-        auto sorted_a = d.w, sorted_b = packed;
-        std::sort(sorted_a.begin(), sorted_a.end());
-        std::sort(sorted_b.begin(), sorted_b.end());
-        EXPECT_EQ(sorted_a, sorted_b);
-
-        for (int64_t m : {1, 2, 3, 5}) {
-            const size_t cs = kRows + 2;
-            std::vector<float> out(cs * static_cast<size_t>(m), -7.f);
-            // the second group alone, as a thread handling rows 8..15 would call it
-            const size_t group_bytes = rk->packed_bytes(8, n);
-            rk->gemm(n, packed.data(), kRows, d.a.data(), d.a_row_bytes, m, out.data(), cs);
-            std::vector<float> part(8 * static_cast<size_t>(m));
-            rk->gemm(n, packed.data() + group_bytes, 8, d.a.data(), d.a_row_bytes, m, part.data(), 8);
-            for (int64_t j = 0; j < m; ++j) {
-                for (int64_t i = 0; i < kRows; ++i) {
-                    float want;
-                    k->vec_dot(n, &want, &d.w[d.w_row_bytes * static_cast<size_t>(i)], &d.a[d.a_row_bytes * static_cast<size_t>(j)]);
-                    const float got = out[cs * static_cast<size_t>(j) + static_cast<size_t>(i)];
-                    ASSERT_EQ(std::memcmp(&got, &want, 4), 0)
-                        << isa_name(isa) << " n=" << n << " m=" << m << " (" << i << "," << j << "): " << got << " vs " << want;
-                    if (i >= 8 && i < 16) {
-                        const float g2 = part[8 * static_cast<size_t>(j) + static_cast<size_t>(i - 8)];
-                        ASSERT_EQ(std::memcmp(&g2, &want, 4), 0) << "group offset call differs";
-                    }
-                }
-                for (size_t i = kRows; i < cs; ++i) ASSERT_EQ(out[cs * static_cast<size_t>(j) + i], -7.f);
-            }
-        }
-    }
-}
-
-class RepackQ8_0 : public ::testing::TestWithParam<std::tuple<Isa, DotCase>> {};
-
-TEST_P(RepackQ8_0, GemmBitwiseEqualToVecDot) {
-    const auto [isa, c] = GetParam();
-    if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " is not supported by this CPU or build";
-    test::IsaGuard guard;
-    set_active_isa(isa);
-    const RepackKernels* rk = repack_kernels(GgmlType::Q8_0);
-    ASSERT_NE(rk, nullptr);
-    ASSERT_EQ(rk->rows_per_group, 8);
-    EXPECT_EQ(repack_kernels(GgmlType::Q8_K), nullptr);
-    const TypeKernels* k = type_kernels(GgmlType::Q8_0);
-    for (int64_t n : {32, 224, 288, 4128}) {
-        constexpr int64_t kRows = 24, kM = 5;
-        const auto d = test::make_dot_rows(GgmlType::Q8_0, c, n, kRows, kM, 5);
-        // padded source stride: pack must honour w_stride
-        const size_t ws = d.w_row_bytes + 16;
-        std::vector<uint8_t> w(ws * kRows);
-        for (int64_t i = 0; i < kRows; ++i)
-            std::memcpy(&w[ws * static_cast<size_t>(i)], &d.w[d.w_row_bytes * static_cast<size_t>(i)], d.w_row_bytes);
-        ASSERT_EQ(rk->packed_bytes(kRows, n), d.w.size());
-        std::vector<uint8_t> packed(rk->packed_bytes(kRows, n));
-        rk->pack(w.data(), ws, kRows, n, packed.data());
-        // the same multiset of bytes, reordered
-        auto sorted_a = d.w, sorted_b = packed;
-        std::sort(sorted_a.begin(), sorted_a.end());
-        std::sort(sorted_b.begin(), sorted_b.end());
-        EXPECT_EQ(sorted_a, sorted_b);
-
-        for (int64_t m : {1, 2, 3, 5}) {
-            const size_t cs = kRows + 2;
-            std::vector<float> out(cs * static_cast<size_t>(m), -7.f);
-            // the second group alone, as a thread handling rows 8..15 would call it
-            const size_t group_bytes = rk->packed_bytes(8, n);
-            rk->gemm(n, packed.data(), kRows, d.a.data(), d.a_row_bytes, m, out.data(), cs);
-            std::vector<float> part(8 * static_cast<size_t>(m));
-            rk->gemm(n, packed.data() + group_bytes, 8, d.a.data(), d.a_row_bytes, m, part.data(), 8);
-            for (int64_t j = 0; j < m; ++j) {
-                for (int64_t i = 0; i < kRows; ++i) {
-                    float want;
-                    k->vec_dot(n, &want, &d.w[d.w_row_bytes * static_cast<size_t>(i)], &d.a[d.a_row_bytes * static_cast<size_t>(j)]);
-                    const float got = out[cs * static_cast<size_t>(j) + static_cast<size_t>(i)];
-                    ASSERT_EQ(std::memcmp(&got, &want, 4), 0)
-                        << isa_name(isa) << " n=" << n << " m=" << m << " (" << i << "," << j << "): " << got << " vs " << want;
-                    if (i >= 8 && i < 16) {
-                        const float g2 = part[8 * static_cast<size_t>(j) + static_cast<size_t>(i - 8)];
-                        ASSERT_EQ(std::memcmp(&g2, &want, 4), 0) << "group offset call differs";
-                    }
-                }
-                for (size_t i = kRows; i < cs; ++i) ASSERT_EQ(out[cs * static_cast<size_t>(j) + i], -7.f);
-            }
-        }
-    }
-}
-
-INSTANTIATE_TEST_SUITE_P(AllIsas, RepackQ4_0,
-                         ::testing::Combine(::testing::ValuesIn(test::kAllIsas),
+INSTANTIATE_TEST_SUITE_P(AllIsas, Repack,
+                         ::testing::Combine(::testing::Values(GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K),
+                                            ::testing::ValuesIn(test::kAllIsas),
                                             ::testing::Values(DotCase::gaussian, DotCase::zeros, DotCase::extremes,
                                                               DotCase::random_bytes)),
                          [](const auto& p) {
-                             return std::string(isa_name(std::get<0>(p.param))) + "_" + test::dot_case_name(std::get<1>(p.param));
-                         });
-INSTANTIATE_TEST_SUITE_P(AllIsas, RepackQ8_0,
-                         ::testing::Combine(::testing::ValuesIn(test::kAllIsas),
-                                            ::testing::Values(DotCase::gaussian, DotCase::zeros, DotCase::extremes,
-                                                              DotCase::random_bytes)),
-                         [](const auto& p) {
-                             return std::string(isa_name(std::get<0>(p.param))) + "_" + test::dot_case_name(std::get<1>(p.param));
-                         });
-INSTANTIATE_TEST_SUITE_P(AllIsas, RepackQ4_K,
-                         ::testing::Combine(::testing::ValuesIn(test::kAllIsas),
-                                            ::testing::Values(DotCase::gaussian, DotCase::zeros, DotCase::extremes,
-                                                              DotCase::random_bytes)),
-                         [](const auto& p) {
-                             return std::string(isa_name(std::get<0>(p.param))) + "_" + test::dot_case_name(std::get<1>(p.param));
+                             return std::string(test::type_name(std::get<0>(p.param))) + "_" + isa_name(std::get<1>(p.param)) + "_" +
+                                    test::dot_case_name(std::get<2>(p.param));
                          });
 
 }  // namespace
