@@ -22,6 +22,18 @@ static_assert(sizeof(block_q4_0x8) == kQ4_0x8Rows * sizeof(block_q4_0), "repacki
 using PackedGemmFn = void (*)(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m,
                               float* c, size_t c_stride);
 
+// The walk every pack shares: for each group of 8 rows and each block index b, place(out, in, r)
+// fills record out from row r's block b. Records are stored group by group, block by block.
+template <class In, class Out, class Place>
+void interleave_rows(const void* w, size_t w_stride, int64_t rows, int64_t blocks_per_row, Out* dst, Place place) {
+    const auto* base = static_cast<const uint8_t*>(w);
+    for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g)
+        for (int64_t b = 0; b < blocks_per_row; ++b)
+            for (int r = 0; r < kQ4_0x8Rows; ++r)
+                place(dst[g * blocks_per_row + b],
+                      reinterpret_cast<const In*>(base + w_stride * static_cast<size_t>(g * kQ4_0x8Rows + r))[b], r);
+}
+
 size_t q4_0x8_packed_bytes(int64_t rows, int64_t n);
 void q4_0x8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst);
 void q4_0x8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,

@@ -12,19 +12,12 @@ size_t q4_0x8_packed_bytes(int64_t rows, int64_t n) {
     return static_cast<size_t>(rows / kQ4_0x8Rows) * static_cast<size_t>(n / kQK) * sizeof(block_q4_0x8);
 }
 
-void q4_0x8_pack(const void* vw, size_t w_stride, int64_t rows, int64_t n, void* vdst) {
-    const auto* w = static_cast<const uint8_t*>(vw);
-    auto* dst = static_cast<block_q4_0x8*>(vdst);
-    const int64_t nb = n / kQK;
-    for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g)
-        for (int64_t b = 0; b < nb; ++b) {
-            block_q4_0x8& out = dst[g * nb + b];
-            for (int r = 0; r < kQ4_0x8Rows; ++r) {
-                const auto& in = reinterpret_cast<const block_q4_0*>(w + w_stride * static_cast<size_t>(g * kQ4_0x8Rows + r))[b];
-                out.d[r] = in.d;
-                for (int k = 0; k < kQK / 8; ++k) std::memcpy(out.qs[k][r], in.qs + 4 * k, 4);
-            }
-        }
+void q4_0x8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst) {
+    interleave_rows<block_q4_0>(w, w_stride, rows, n / kQK, static_cast<block_q4_0x8*>(dst),
+                                [](block_q4_0x8& out, const block_q4_0& in, int r) {
+                                    out.d[r] = in.d;
+                                    for (int k = 0; k < kQK / 8; ++k) std::memcpy(out.qs[k][r], in.qs + 4 * k, 4);
+                                });
 }
 
 void q4_0x8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,

@@ -13,21 +13,14 @@ size_t q4_Kx8_packed_bytes(int64_t rows, int64_t n) {
     return static_cast<size_t>(rows / kQ4_0x8Rows) * static_cast<size_t>(n / kQKK) * sizeof(block_q4_Kx8);
 }
 
-void q4_Kx8_pack(const void* vw, size_t w_stride, int64_t rows, int64_t n, void* vdst) {
-    const auto* w = static_cast<const uint8_t*>(vw);
-    auto* dst = static_cast<block_q4_Kx8*>(vdst);
-    const int64_t nb = n / kQKK;
-    for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g)
-        for (int64_t b = 0; b < nb; ++b) {
-            block_q4_Kx8& out = dst[g * nb + b];
-            for (int r = 0; r < kQ4_0x8Rows; ++r) {
-                const auto& in = reinterpret_cast<const block_q4_K*>(w + w_stride * static_cast<size_t>(g * kQ4_0x8Rows + r))[b];
-                out.d[r] = in.d;
-                out.dmin[r] = in.dmin;
-                for (int t = 0; t < 3; ++t) std::memcpy(&out.scales[t][r], in.scales + 4 * t, 4);
-                for (int k = 0; k < kQKK / 8; ++k) std::memcpy(out.qs[k][r], in.qs + 4 * k, 4);
-            }
-        }
+void q4_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst) {
+    interleave_rows<block_q4_K>(w, w_stride, rows, n / kQKK, static_cast<block_q4_Kx8*>(dst),
+                                [](block_q4_Kx8& out, const block_q4_K& in, int r) {
+                                    out.d[r] = in.d;
+                                    out.dmin[r] = in.dmin;
+                                    for (int t = 0; t < 3; ++t) std::memcpy(&out.scales[t][r], in.scales + 4 * t, 4);
+                                    for (int k = 0; k < kQKK / 8; ++k) std::memcpy(out.qs[k][r], in.qs + 4 * k, 4);
+                                });
 }
 
 void q4_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,

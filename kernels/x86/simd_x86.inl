@@ -81,6 +81,13 @@ inline __m256i bit4_from_bits(const uint8_t* qh) {
 
 inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
+// Four bytes as one int32 (activation bytes broadcast against interleaved rows).
+inline int32_t dword_at(const void* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+}
+
 // ---------------------------------------------------------------- 32-element block types
 
 // Per type: the block structs, and the weight bytes of block b as 32 int8 levels.
@@ -340,7 +347,8 @@ void float_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t
 // Each type below gives its integer sums as 8 int32 partial sums (any order: exact); the
 // tile reduces four columns' vectors at once and runs the two fused steps for the four
 // columns in the lanes of one vector: lane j is exactly column j's scalar sequence.
-// For types without mins the second step is fma(-0, 0, acc) = acc, so it is left out.
+// For types without mins (kMins false, no summ) the second step is fma(-0, 0, acc) = acc,
+// so it is left out.
 
 // acc += a * b as int16 pairs summed into int32 lanes (one instruction with VNNI).
 inline __m256i madd_add(__m256i acc, __m256i a, __m256i b) {
@@ -469,7 +477,6 @@ struct K6 {
     static __m256i isum(const Prep& p, const block_q8_K& y) {
         return _mm256_sub_epi32(p.lv.dot(y), _mm256_madd_epi16(p.scales32, load32(y.bsums)));
     }
-    static __m256i summ(const Prep&, const block_q8_K&) { return _mm256_setzero_si256(); }
 };
 
 // Two 16-element groups' scales as int16 lanes: 8 of `a` (low 128 bits), 8 of `b`.
@@ -534,7 +541,6 @@ struct K3 {
         // (level + 4 - 4) * y with the scales = the levels' sum - 4 * sum_g scale[g] * bsums[g], exactly
         return _mm256_sub_epi32(p.lv.dot(y), _mm256_madd_epi16(p.scales4, load32(y.bsums)));
     }
-    static __m256i summ(const Prep&, const block_q8_K&) { return _mm256_setzero_si256(); }
 };
 
 struct KXS {
@@ -560,7 +566,6 @@ struct KXS {
         }
         return s;
     }
-    static __m256i summ(const Prep&, const block_q8_K&) { return _mm256_setzero_si256(); }
 };
 
 // The sums of four int32 vectors' lanes, in one vector (lane j = sum of v[j]).
@@ -670,11 +675,7 @@ inline void q4_0x8_levels(const block_q4_0x8& x, Q4_0x8Levels& L) {
     }
 }
 
-inline __m256i broadcast4(const int8_t* p) {
-    int32_t v;
-    std::memcpy(&v, p, 4);
-    return _mm256_set1_epi32(v);
-}
+inline __m256i broadcast4(const int8_t* p) { return _mm256_set1_epi32(dword_at(p)); }
 
 inline __m256i q4_0x8_sums(const Q4_0x8Levels& L, const block_q8_0& y, int32_t ysum) {
 #if POCKET_X86_VNNI
@@ -718,11 +719,8 @@ struct Q4_0x8P {
     static __m512i sums16(const Levels16& L, const block_q8_0& y, int32_t ysum) {
         __m512i P = _mm512_setzero_si512();
         for (int q = 0; q < 4; ++q) {
-            int32_t ylo, yhi;
-            std::memcpy(&ylo, y.qs + 4 * q, 4);
-            std::memcpy(&yhi, y.qs + 16 + 4 * q, 4);
-            P = _mm512_dpbusd_epi32(P, L.lo[q], _mm512_set1_epi32(ylo));
-            P = _mm512_dpbusd_epi32(P, L.hi[q], _mm512_set1_epi32(yhi));
+            P = _mm512_dpbusd_epi32(P, L.lo[q], _mm512_set1_epi32(dword_at(y.qs + 4 * q)));
+            P = _mm512_dpbusd_epi32(P, L.hi[q], _mm512_set1_epi32(dword_at(y.qs + 16 + 4 * q)));
         }
         return _mm512_sub_epi32(P, _mm512_set1_epi32(8 * ysum));
     }
@@ -767,11 +765,7 @@ struct Q8_0x8P {
     }
     static __m512i sums16(const Levels16& L, const block_q8_0& y, int32_t ysum) {
         __m512i P = _mm512_setzero_si512();
-        for (int k = 0; k < 8; ++k) {
-            int32_t v;
-            std::memcpy(&v, y.qs + 4 * k, 4);
-            P = _mm512_dpbusd_epi32(P, L.q[k], _mm512_set1_epi32(v));
-        }
+        for (int k = 0; k < 8; ++k) P = _mm512_dpbusd_epi32(P, L.q[k], _mm512_set1_epi32(dword_at(y.qs + 4 * k)));
         return _mm512_sub_epi32(P, _mm512_set1_epi32(128 * ysum));
     }
 #endif
@@ -1038,12 +1032,6 @@ struct Rows16 {
     static void store(float* p, F v) { _mm512_storeu_ps(p, v); }
 };
 #endif
-
-inline int32_t dword_at(const void* p) {
-    int32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-}
 
 // 8 * V::kRecords interleaved rows x C activation columns: per row and column the exact
 // isum and summ of the scalar reference (in another order: they are exact), then its two
