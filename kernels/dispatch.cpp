@@ -85,6 +85,7 @@ struct Tables {
     RepackKernels q4_0x8[kIsaCount];
     RepackKernels q4_Kx8[kIsaCount];
     RepackKernels q8_0x8[kIsaCount];
+    AttnKernels attn[kIsaCount];
 
     Tables() {
         IsaTable isa[kIsaCount];
@@ -112,6 +113,11 @@ struct Tables {
         packed_k[2] = q4_Kx8_gemm_avx512();
         packed_8[1] = q8_0x8_gemm_avx2();
         packed_8[2] = q8_0x8_gemm_avx512();
+#endif
+        for (auto& a : attn) a = attn_kernels_scalar();
+#if defined(POCKET_KERNELS_X86)
+        attn[1] = attn_kernels_avx2();
+        attn[2] = attn_kernels_avx512();
 #endif
         for (int k = 0; k < kIsaCount; ++k) {
             q4_0x8[k] = {kQ4_0x8Rows, q4_0x8_packed_bytes, q4_0x8_pack, packed[k]};
@@ -205,5 +211,7 @@ const RepackKernels* repack_kernels(GgmlType type) {
     if (type == GgmlType::Q8_0) return &tables().q8_0x8[isa];
     return nullptr;
 }
+
+const AttnKernels* attn_kernels() { return &tables().attn[static_cast<int>(active_isa())]; }
 
 }  // namespace pocket::kernels

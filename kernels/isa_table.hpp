@@ -31,12 +31,15 @@ void gemm_by_rows(int64_t n, const void* w, size_t w_stride, int64_t rows, const
 }
 
 void fill_scalar(IsaTable& t);
+AttnKernels attn_kernels_scalar();
 #if defined(POCKET_KERNELS_X86)
 void fill_avx2(IsaTable& t);
 void fill_avx512(IsaTable& t);
 // Q8_0 quantization (the activations of Q4_0 / Q5_0 / Q8_0 products), same bits as the scalar.
 QuantizeRowFn quantize_q8_0_avx2();
 QuantizeRowFn quantize_q8_0_avx512();
+AttnKernels attn_kernels_avx2();
+AttnKernels attn_kernels_avx512();
 #endif
 #if defined(POCKET_KERNELS_NEON)
 void fill_neon(IsaTable& t);

@@ -73,6 +73,19 @@ struct RepackKernels {
 // The repacking of a weight type for the active ISA; null when there is none (today: Q4_0, Q8_0, Q4_K).
 const RepackKernels* repack_kernels(GgmlType type);
 
+// Flash attention's inner steps, for the active ISA. Each is a fixed sequence of IEEE fma /
+// mul / add / compare per element (kernels/attn_math.hpp), so every ISA gives exactly the
+// bits of the scalar definition and attention does not depend on the ISA's lane count.
+struct AttnKernels {
+    // y[i] = e^x[i] for i < n (y may be x): pocket's own exp, within 2 ulp of e^x on
+    // [-87.33, 88]; 0 below -87.33 and for -inf (a masked score).
+    void (*exp)(const float* x, float* y, int64_t n);
+    // For j < nb in order, acc[i] = fma(p[j], v[j * v_stride + i], acc[i]) for i < dv; a cell
+    // with p[j] == 0 is skipped, so a masked cell's row is never read.
+    void (*accumulate)(int64_t dv, float* acc, const float* p, int64_t nb, const float* v, int64_t v_stride);
+};
+const AttnKernels* attn_kernels();
+
 // Activation conversion: f32 row -> vec_dot_type row (Q8_0, Q8_1, Q8_K, F16, BF16 or F32).
 void convert_activation_row(GgmlType act_type, const float* src, void* dst, int64_t n);
 

@@ -3,6 +3,7 @@
 #define POCKET_X86_ZMM 0
 #include "kernels/float16.hpp"
 #include "kernels/x86/simd_x86.inl"
+#include "kernels/x86/attn_x86.inl"
 
 namespace pocket::kernels {
 
@@ -13,5 +14,7 @@ PackedGemmFn q4_Kx8_gemm_avx2() { return q4_Kx8_gemm; }
 PackedGemmFn q8_0x8_gemm_avx2() { return q8_0x8_gemm; }
 
 QuantizeRowFn quantize_q8_0_avx2() { return quantize_row_q8_0_simd; }
+
+AttnKernels attn_kernels_avx2() { return {exp_rows_simd, accumulate_simd}; }
 
 }  // namespace pocket::kernels
