@@ -2,7 +2,7 @@
 //   dot/<type>/<isa>      matrix x vector (M = 1) over a weight matrix larger than the
 //                         caches; bytes_per_second counts weight bytes read
 //   gemv/<type>/<isa>     the same through gemm with m = 1 (row tiles share activations)
-//   gemv_repacked/q4_0/<isa>  the same on the load-time repacked layout
+//   gemv_repacked/<type>/<isa>  the same on the load-time repacked layout (Q4_0, Q8_0, Q4_K)
 //   gemm/<type>/<isa>/M   M activation rows at once; GFLOPS = 2 * n * rows * M / time
 //   read_bandwidth        a STREAM-style read of a large buffer (the ceiling for dot)
 // The M = 1 benchmarks and read_bandwidth run on 1 and 2 threads (/threads:N), each thread
@@ -114,7 +114,7 @@ void bench_gemv(benchmark::State& state, GgmlType t, Isa isa) {
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.size()));
 }
 
-// Matrix x vector on the load-time repacked layout (Q4_0: 8 rows interleaved).
+// Matrix x vector on the load-time repacked layout (8 rows interleaved).
 void bench_gemv_repacked(benchmark::State& state, GgmlType t, Isa isa) {
     set_active_isa(isa);
     const RepackKernels* rk = repack_kernels(t);
@@ -195,10 +195,11 @@ int main(int argc, char** argv) {
             benchmark::RegisterBenchmark((std::string("dot/") + name_of(t) + "/" + isa_name(isa)).c_str(), bench_dot, t, isa)
                 ->Unit(benchmark::kMillisecond)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
         set_active_isa(isa);
-        if (repack_kernels(GgmlType::Q4_0))
-            benchmark::RegisterBenchmark((std::string("gemv_repacked/q4_0/") + isa_name(isa)).c_str(), bench_gemv_repacked,
-                                         GgmlType::Q4_0, isa)
-                ->Unit(benchmark::kMillisecond)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K})
+            if (repack_kernels(t))
+                benchmark::RegisterBenchmark((std::string("gemv_repacked/") + name_of(t) + "/" + isa_name(isa)).c_str(),
+                                             bench_gemv_repacked, t, isa)
+                    ->Unit(benchmark::kMillisecond)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
         for (GgmlType t : gemm_types)
             benchmark::RegisterBenchmark((std::string("gemv/") + name_of(t) + "/" + isa_name(isa)).c_str(), bench_gemv, t,
                                          isa)
