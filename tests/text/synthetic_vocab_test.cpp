@@ -164,6 +164,32 @@ TEST(SyntheticVocab, ErrorsNameFileAndKey) {
     }
 }
 
+// A pre-tokenizer whose models have no BOS token (chatglm-bpe) with metadata that asks for one
+// anyway: adding special tokens must fail naming the file, the key and the way around it,
+// never push an invalid id into the prompt.
+TEST(SyntheticVocab, AddBosWithoutABosTokenIsAnErrorNamingTheFile) {
+    TempFile f("nobos");
+    VocabSpec v;
+    v.model = "gpt2";
+    v.pre = "chatglm-bpe";
+    v.tokens = {"a", "b", "ab"};
+    v.types = {1, 1, 1};
+    v.merges = {"a b"};
+    v.extra = [](pocket::GgufWriter& w) { w.set<bool>("tokenizer.ggml.add_bos_token", true); };
+    write_vocab(f.path, v);
+    const auto tok = pocket::Tokenizer::from_file(f.path.string());
+    EXPECT_EQ(tok.tokenize("ab", false), (Ids{2}));
+    try {
+        (void)tok.tokenize("ab", true);
+        FAIL() << "no error";
+    } catch (const pocket::Error& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find(f.path.string()), std::string::npos) << msg;
+        EXPECT_NE(msg.find("no BOS token"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("--override-kv tokenizer.ggml.add_bos_token=bool:false"), std::string::npos) << msg;
+    }
+}
+
 TEST(SyntheticVocab, BadSpecialIdsKeepTheDefaultAndBadTypesAreErrors) {
     {
         TempFile f("badbos");
