@@ -776,7 +776,8 @@ struct Q8_0x8P {
 // Decoding (one activation column) reads each weight byte once and is limited by how fast
 // they arrive: the hardware prefetcher alone left the repacked GEMVs waiting on their loads
 // (perf: most samples on the weight loads, 19 GB/s of 27), so the kernels request the
-// records a little ahead (Q4_K GEMV 19 -> 27 GB/s in pocket_kernels_bench).
+// records a little ahead (Q4_K GEMV 19 -> 27 GB/s in pocket_kernels_bench). The plain
+// K-quant vec_dot streams one row, which the hardware follows: prefetching there measured slower.
 inline void prefetch_bytes(const void* p, size_t n) {
     for (size_t off = 0; off < n; off += 64) _mm_prefetch(static_cast<const char*>(p) + off, _MM_HINT_T0);
 }

@@ -100,6 +100,9 @@ TEST(Bench, JsonHasLlamaBenchFields) {
             EXPECT_TRUE(r.contains(key)) << key;
         EXPECT_GT(r["avg_ts"].get<double>(), 0.0);
         EXPECT_EQ(r["samples_ts"].size(), 2u);
+        // pocket's additions: the load took some time, and the process held at least the weights
+        EXPECT_GT(r["load_ms"].get<double>(), 0.0);
+        EXPECT_GE(r["peak_rss_bytes"].get<uint64_t>(), r["model_size"].get<uint64_t>());
     }
     EXPECT_EQ(j[0]["n_prompt"], 16);
     EXPECT_EQ(j[1]["n_gen"], 4);

@@ -14,6 +14,8 @@
 #include <cmath>
 #include <random>
 
+#include <sys/resource.h>
+
 namespace pocket::tools {
 namespace {
 
@@ -30,6 +32,13 @@ std::vector<TokenId> random_tokens(uint32_t n_vocab, int n, std::mt19937& rng) {
     std::vector<TokenId> t(static_cast<size_t>(n));
     for (auto& x : t) x = static_cast<TokenId>(3 + rng() % (n_vocab - 3));
     return t;
+}
+
+// The process's peak resident set (getrusage reports it in KiB on Linux).
+uint64_t peak_rss_bytes() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<uint64_t>(u.ru_maxrss) * 1024;
 }
 
 double seconds(std::chrono::steady_clock::time_point t0) {
@@ -97,7 +106,9 @@ std::vector<BenchResult> run_bench(const BenchOptions& o) {
         load.device = o.device;
         load.repack = o.repack;
         load.n_ubatch = static_cast<uint32_t>(*std::max_element(o.n_ubatch.begin(), o.n_ubatch.end()));
+        const auto load_start = std::chrono::steady_clock::now();
         auto model = Model::load(path, load);
+        const double load_ms = 1000.0 * seconds(load_start);
         if (!model->placement().warning.empty() && &ngl == &o.n_gpu_layers.front())
             fmt::print(stderr, "warning: {}\n", model->placement().warning);
         std::string backends;
@@ -146,6 +157,8 @@ std::vector<BenchResult> run_bench(const BenchOptions& o) {
             r.avg_ts = sum / static_cast<double>(r.samples_ts.size());
             for (double x : r.samples_ts) sum2 += (x - r.avg_ts) * (x - r.avg_ts);
             r.stddev_ts = r.samples_ts.size() > 1 ? std::sqrt(sum2 / static_cast<double>(r.samples_ts.size() - 1)) : 0.0;
+            r.load_ms = load_ms;
+            r.peak_rss_bytes = peak_rss_bytes();
             results.push_back(std::move(r));
         }
       }

@@ -35,6 +35,11 @@ struct BenchResult {
     int n_threads = 0, n_prompt = 0, n_gen = 0, n_depth = 0, n_batch = 0, n_ubatch = 0, flash_attn = -1;
     std::vector<double> samples_ts;
     double avg_ts = 0, stddev_ts = 0;
+    // Not in llama-bench: the wall time of the model load this test ran on (mapping, placement,
+    // load-time repacks), and the process's peak resident memory when the test ended (a high
+    // -water mark: with several models it covers every one loaded so far).
+    double load_ms = 0;
+    uint64_t peak_rss_bytes = 0;
 };
 
 std::vector<BenchResult> run_bench(const BenchOptions& options);

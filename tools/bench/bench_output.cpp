@@ -51,6 +51,9 @@ const std::vector<Field>& fields() {
         {"n_depth", false, [](const BenchResult& r) { return std::to_string(r.n_depth); }},
         {"avg_ts", false, [](const BenchResult& r) { return fmt::format("{:.6f}", r.avg_ts); }},
         {"stddev_ts", false, [](const BenchResult& r) { return fmt::format("{:.6f}", r.stddev_ts); }},
+        // pocket's own, after llama-bench's fields so their positions do not move
+        {"load_ms", false, [](const BenchResult& r) { return fmt::format("{:.1f}", r.load_ms); }},
+        {"peak_rss_bytes", false, [](const BenchResult& r) { return std::to_string(r.peak_rss_bytes); }},
     };
     return f;
 }
@@ -154,6 +157,10 @@ void print_markdown(const std::vector<BenchResult>& results, std::ostream& out) 
     if (differs(&BenchResult::flash_attn, -1)) cols.push_back({"fa", true, [](const BenchResult& r) { return std::to_string(r.flash_attn); }});
     cols.push_back({"test", true, [](const BenchResult& r) { return bench_test_name(r); }});
     cols.push_back({"t/s", true, [](const BenchResult& r) { return fmt::format("{:.2f} ± {:.2f}", r.avg_ts, r.stddev_ts); }});
+    cols.push_back({"load s", true, [](const BenchResult& r) { return fmt::format("{:.2f}", r.load_ms / 1000.0); }});
+    cols.push_back({"peak RSS", true, [](const BenchResult& r) {
+                        return fmt::format("{:.0f} MiB", static_cast<double>(r.peak_rss_bytes) / (1024.0 * 1024.0));
+                    }});
 
     // Widths in characters (the ± is one character, two bytes).
     auto chars = [](const std::string& s) {
