@@ -771,8 +771,6 @@ struct Q8_0x8P {
 #endif
 };
 
-// C activation rows against one group of 8 packed rows. acc[j][k] holds lane k (block
-// slot b % 8) of all 8 rows' accumulators: the scalar order, eight outputs at a time.
 // Decoding (one activation column) reads each weight byte once and is limited by how fast
 // they arrive: the hardware prefetcher alone left the repacked GEMVs waiting on their loads
 // (perf: most samples on the weight loads, 19 GB/s of 27), so the kernels request the
@@ -786,6 +784,8 @@ inline void prefetch_record(const R* r) { prefetch_bytes(r, sizeof(R)); }
 constexpr int64_t kQ4KPrefetch = 3;    // super-block records ahead (1152 bytes each)
 constexpr int64_t kBlockPrefetch = 16; // 32-block records ahead, fetched 8 at a time
 
+// C activation rows against one group of 8 packed rows. acc[j][k] holds lane k (block
+// slot b % 8) of all 8 rows' accumulators: the scalar order, eight outputs at a time.
 template <class P, int C>
 void packed32_group(int64_t nb, const typename P::Block* x, const uint8_t* a, size_t as, const int32_t* ysums, float* c,
                     size_t cs) {
@@ -838,13 +838,8 @@ void packed32_group16(int64_t nb, const typename P::Block* x0, const typename P:
         }
     };
     int64_t b = 0;
-    for (; b + 8 <= nb; b += 8) {
-        if (C == 1 && b + kBlockPrefetch + 8 <= nb) {
-            prefetch_bytes(x0 + b + kBlockPrefetch, 8 * sizeof(x0[0]));
-            prefetch_bytes(x1 + b + kBlockPrefetch, 8 * sizeof(x1[0]));
-        }
+    for (; b + 8 <= nb; b += 8)
         for (int k = 0; k < 8; ++k) step(b + k, k);
-    }
     for (int k = 0; b < nb; ++b, ++k) step(b, k);
     for (int j = 0; j < C; ++j) {
         const __m512 u0 = _mm512_add_ps(_mm512_add_ps(acc[j][0], acc[j][4]), _mm512_add_ps(acc[j][2], acc[j][6]));
@@ -1069,10 +1064,8 @@ void q4_Kx8_group(int64_t nb, const block_q4_Kx8* x0, const block_q4_Kx8* x1, co
     for (int64_t b = 0; b < nb; ++b) {
         const block_q4_Kx8& r0 = x0[b];
         const block_q4_Kx8& r1 = x1[V::kRecords == 2 ? b : 0];
-        if (C == 1 && b + kQ4KPrefetch < nb) {  // decoding streams the weights: ask for them early
-            prefetch_record(x0 + b + kQ4KPrefetch);
-            if (V::kRecords == 2) prefetch_record(x1 + b + kQ4KPrefetch);
-        }
+        // decoding (one column, 8 rows: see q4_Kx8_gemm) streams the weights: ask for them early
+        if (C == 1 && V::kRecords == 1 && b + kQ4KPrefetch < nb) prefetch_record(x0 + b + kQ4KPrefetch);
         // Each row's 12 scale bytes as three dwords -> scales 0..3, 4..7 and mins 0..3, 4..7
         // as bytes of one dword per row (the same values as k4_scale_min).
         const I u0 = V::dwords(r0, r1, 0), u1 = V::dwords(r0, r1, 1), u2 = V::dwords(r0, r1, 2);
@@ -1132,7 +1125,7 @@ void q4_Kx8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, si
     int64_t g = 0;
 #if POCKET_X86_ZMM
     constexpr int C16 = 4;
-    for (; m > 1 && g + 2 <= rows / kQ4_0x8Rows; g += 2) {
+    for (; m > 1 && g + 2 <= rows / kQ4_0x8Rows; g += 2) {  // decoding: 8 rows (one stream) measured faster
         const block_q4_Kx8* x = p + g * nb;
         float* cg = c + g * kQ4_0x8Rows;
         int64_t j = 0;

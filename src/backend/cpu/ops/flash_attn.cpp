@@ -23,10 +23,9 @@ namespace {
 
 constexpr int64_t kBlock = 32;     // cells scored before each rescale of the accumulators
 constexpr int64_t kTileRows = 128; // rows (queries x heads of a group) sharing one conversion
-constexpr int64_t kMaxTileQueries = kTileRows;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-int64_t tile_queries(int64_t group) { return std::clamp<int64_t>(kTileRows / group, 1, kMaxTileQueries); }
+int64_t tile_queries(int64_t group) { return std::max<int64_t>(kTileRows / group, 1); }
 
 // Per-thread scratch: per row its query, accumulator, block of scores, running maximum and
 // sum; then one block of converted K and V rows.
@@ -131,8 +130,8 @@ void op_flash_attn(const OpContext& ctx, Tensor& dst) {
     for (int64_t w = ctx.ith; w < n_items; w += ctx.nth) {
         const int64_t tile = w / n_head_kv, hk = w % n_head_kv;
         const int64_t t0 = tile * tq, nt = std::min(n_q, t0 + tq) - t0;
-        std::array<int64_t, kMaxTileQueries> begin{}, end{};
-        std::array<const uint8_t*, kMaxTileQueries> mrows{};
+        std::array<int64_t, kTileRows> begin{}, end{};
+        std::array<const uint8_t*, kTileRows> mrows{};
         for (int64_t a = 0; a < nt; ++a) {
             mrows[a] = mask ? static_cast<const uint8_t*>(mask->element(0, t0 + a)) : nullptr;
             std::tie(begin[a], end[a]) = cell_range(t0 + a, mrows[a]);
@@ -147,19 +146,19 @@ void op_flash_attn(const OpContext& ctx, Tensor& dst) {
         }
         // Queries whose ranges start at the same cell share their blocks (usually all of them;
         // packed sequences give one set per sequence).
-        std::array<bool, kMaxTileQueries> done{};
+        std::array<bool, kTileRows> done{};
         for (int64_t a0 = 0; a0 < nt; ++a0) {
             if (done[a0]) continue;
             const int64_t cb = begin[a0];
             int64_t ce = cb;
             for (int64_t a = a0; a < nt; ++a)
-                if (!done[a] && begin[a] == cb) ce = std::max(ce, end[a]);
+                if (begin[a] == cb) ce = std::max(ce, end[a]);
             for (int64_t b = cb; b < ce; b += kBlock) {
                 const int64_t nb = std::min(kBlock, ce - b);
                 // The queries of this set that still see cells here, as a span of rows.
                 int64_t lo = nt, hi = -1;
                 for (int64_t a = a0; a < nt; ++a)
-                    if (!done[a] && begin[a] == cb && end[a] > b) lo = std::min(lo, a), hi = a;
+                    if (begin[a] == cb && end[a] > b) lo = std::min(lo, a), hi = a;
                 if (hi < 0) break;
                 const float* kb = k_block;
                 size_t k_stride = static_cast<size_t>(d) * sizeof(float);
@@ -172,7 +171,7 @@ void op_flash_attn(const OpContext& ctx, Tensor& dst) {
                 gemm(d, kb, k_stride, nb, qs + lo * group * d, static_cast<size_t>(d) * sizeof(float),
                      (hi + 1 - lo) * group, scores + lo * group * kBlock, kBlock);
                 for (int64_t a = lo; a <= hi; ++a) {
-                    if (done[a] || begin[a] != cb || end[a] <= b) continue;
+                    if (begin[a] != cb || end[a] <= b) continue;
                     for (int64_t g = 0; g < group; ++g) add_block(a * group + g, mrows[a], b, nb, end[a], vb, v_stride);
                 }
             }
