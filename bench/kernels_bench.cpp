@@ -4,6 +4,7 @@
 //   gemv/<type>/<isa>     the same through gemm with m = 1 (row tiles share activations)
 //   gemv_repacked/<type>/<isa>  the same on the load-time repacked layout (Q4_0, Q8_0, Q4_K)
 //   gemm/<type>/<isa>/M   M activation rows at once; GFLOPS = 2 * n * rows * M / time
+//   gemm_repacked/<type>/<isa>/M  the same on the repacked layout (prompt processing)
 //   read_bandwidth        a STREAM-style read of a large buffer (the ceiling for dot)
 // The M = 1 benchmarks and read_bandwidth run on 1 and 2 threads (/threads:N), each thread
 // taking its share of the rows; they report the bytes of all threads together per wall time.
@@ -155,6 +156,23 @@ void bench_gemm(benchmark::State& state, GgmlType t, Isa isa, int64_t m) {
                                                   benchmark::Counter::kIsRate);
 }
 
+void bench_gemm_repacked(benchmark::State& state, GgmlType t, Isa isa, int64_t m) {
+    set_active_isa(isa);
+    const RepackKernels* rk = repack_kernels(t);
+    const auto w = weight_rows(t, kGemmRows);
+    const auto a = activation_rows(t, m);
+    std::vector<uint8_t> packed(rk->packed_bytes(kGemmRows, kN));
+    rk->pack(w.data(), row_bytes(t, kN), kGemmRows, kN, packed.data());
+    std::vector<float> c(static_cast<size_t>(kGemmRows * m));
+    for (auto _ : state) {
+        rk->gemm(kN, packed.data(), kGemmRows, a.data(), row_bytes(type_kernels(t)->vec_dot_type, kN), m, c.data(), kGemmRows);
+        benchmark::DoNotOptimize(c.data());
+    }
+    state.counters["GFLOPS"] = benchmark::Counter(2.0 * kN * kGemmRows * static_cast<double>(m) * 1e-9 *
+                                                      static_cast<double>(state.iterations()),
+                                                  benchmark::Counter::kIsRate);
+}
+
 void bench_read_bandwidth(benchmark::State& state) {
     std::vector<uint64_t> buf(kDotBytes / 8, 1);
     std::vector<uint64_t> sums(2);
@@ -200,6 +218,13 @@ int main(int argc, char** argv) {
                 benchmark::RegisterBenchmark((std::string("gemv_repacked/") + name_of(t) + "/" + isa_name(isa)).c_str(),
                                              bench_gemv_repacked, t, isa)
                     ->Unit(benchmark::kMillisecond)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K})
+            for (int64_t m : {32, 512})
+                if (repack_kernels(t))
+                    benchmark::RegisterBenchmark(
+                        (std::string("gemm_repacked/") + name_of(t) + "/" + isa_name(isa) + "/" + std::to_string(m)).c_str(),
+                        bench_gemm_repacked, t, isa, m)
+                        ->Unit(benchmark::kMillisecond);
         for (GgmlType t : gemm_types)
             benchmark::RegisterBenchmark((std::string("gemv/") + name_of(t) + "/" + isa_name(isa)).c_str(), bench_gemv, t,
                                          isa)

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <type_traits>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -677,13 +678,16 @@ inline void q4_0x8_levels(const block_q4_0x8& x, Q4_0x8Levels& L) {
 
 inline __m256i broadcast4(const int8_t* p) { return _mm256_set1_epi32(dword_at(p)); }
 
-inline __m256i q4_0x8_sums(const Q4_0x8Levels& L, const block_q8_0& y, int32_t ysum) {
+// init + the eight rows' dots of the unsigned levels with y: init = -8 * sum(y) gives the
+// dots of the signed levels.
+inline __m256i q4_0x8_sums_from(const Q4_0x8Levels& L, const block_q8_0& y, __m256i init) {
 #if POCKET_X86_VNNI
-    __m256i P = _mm256_setzero_si256();
+    __m256i P = init;
     for (int k = 0; k < 4; ++k) {
         P = _mm256_dpbusd_epi32(P, L.lo[k], broadcast4(y.qs + 4 * k));
         P = _mm256_dpbusd_epi32(P, L.hi[k], broadcast4(y.qs + 16 + 4 * k));
     }
+    return P;
 #else
     // Pairs of products in 16 bits: |15 * 128 * 2| per term, eight terms stay below 2^15.
     __m256i S = _mm256_setzero_si256();
@@ -691,9 +695,8 @@ inline __m256i q4_0x8_sums(const Q4_0x8Levels& L, const block_q8_0& y, int32_t y
         S = _mm256_add_epi16(S, _mm256_maddubs_epi16(L.lo[k], broadcast4(y.qs + 4 * k)));
         S = _mm256_add_epi16(S, _mm256_maddubs_epi16(L.hi[k], broadcast4(y.qs + 16 + 4 * k)));
     }
-    const __m256i P = _mm256_madd_epi16(S, _mm256_set1_epi16(1));
+    return _mm256_add_epi32(init, _mm256_madd_epi16(S, _mm256_set1_epi16(1)));
 #endif
-    return _mm256_sub_epi32(P, _mm256_set1_epi32(8 * ysum));
 }
 
 // The interleaved 32-blocks, as policies of the group kernels below: Block is the 8-row
@@ -702,8 +705,9 @@ inline __m256i q4_0x8_sums(const Q4_0x8Levels& L, const block_q8_0& y, int32_t y
 struct Q4_0x8P {
     using Block = block_q4_0x8;
     using Levels = Q4_0x8Levels;
+    static constexpr int32_t kOffset = 8;  // the levels are stored +8
     static void levels(const Block& x, Levels& L) { q4_0x8_levels(x, L); }
-    static __m256i sums(const Levels& L, const block_q8_0& y, int32_t ysum) { return q4_0x8_sums(L, y, ysum); }
+    static __m256i sums_from(const Levels& L, const block_q8_0& y, __m256i init) { return q4_0x8_sums_from(L, y, init); }
 #if POCKET_X86_ZMM
     struct Levels16 {
         __m512i lo[4], hi[4];
@@ -716,13 +720,13 @@ struct Q4_0x8P {
             L.hi[q] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
         }
     }
-    static __m512i sums16(const Levels16& L, const block_q8_0& y, int32_t ysum) {
-        __m512i P = _mm512_setzero_si512();
+    static __m512i sums16_from(const Levels16& L, const block_q8_0& y, __m512i init) {
+        __m512i P = init, Q = _mm512_setzero_si512();  // two chains: half the latency
         for (int q = 0; q < 4; ++q) {
             P = _mm512_dpbusd_epi32(P, L.lo[q], _mm512_set1_epi32(dword_at(y.qs + 4 * q)));
-            P = _mm512_dpbusd_epi32(P, L.hi[q], _mm512_set1_epi32(dword_at(y.qs + 16 + 4 * q)));
+            Q = _mm512_dpbusd_epi32(Q, L.hi[q], _mm512_set1_epi32(dword_at(y.qs + 16 + 4 * q)));
         }
-        return _mm512_sub_epi32(P, _mm512_set1_epi32(8 * ysum));
+        return _mm512_add_epi32(P, Q);
     }
 #endif
 };
@@ -743,16 +747,15 @@ struct Q8_0x8P {
 #endif
         }
     }
-    static __m256i sums(const Levels& L, const block_q8_0& y, int32_t ysum) {
-        __m256i P = _mm256_setzero_si256();
+    static constexpr int32_t kOffset = POCKET_X86_VNNI ? 128 : 0;  // the flipped levels are +128
+    static __m256i sums_from(const Levels& L, const block_q8_0& y, __m256i init) {
+        __m256i P = init;
 #if POCKET_X86_VNNI
         for (int k = 0; k < 8; ++k) P = _mm256_dpbusd_epi32(P, L.q[k], broadcast4(y.qs + 4 * k));
-        return _mm256_sub_epi32(P, _mm256_set1_epi32(128 * ysum));
 #else
-        (void)ysum;
         for (int k = 0; k < 8; ++k) P = _mm256_add_epi32(P, dot_s8(L.q[k], broadcast4(y.qs + 4 * k)));
-        return P;
 #endif
+        return P;
     }
 #if POCKET_X86_ZMM
     struct Levels16 {
@@ -763,10 +766,13 @@ struct Q8_0x8P {
             L.q[k] = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(load32(x0.qs[k])), load32(x1.qs[k]), 1),
                                       _mm512_set1_epi8(static_cast<char>(0x80)));
     }
-    static __m512i sums16(const Levels16& L, const block_q8_0& y, int32_t ysum) {
-        __m512i P = _mm512_setzero_si512();
-        for (int k = 0; k < 8; ++k) P = _mm512_dpbusd_epi32(P, L.q[k], _mm512_set1_epi32(dword_at(y.qs + 4 * k)));
-        return _mm512_sub_epi32(P, _mm512_set1_epi32(128 * ysum));
+    static __m512i sums16_from(const Levels16& L, const block_q8_0& y, __m512i init) {
+        __m512i P = init, Q = _mm512_setzero_si512();  // two chains: half the latency
+        for (int k = 0; k < 8; k += 2) {
+            P = _mm512_dpbusd_epi32(P, L.q[k], _mm512_set1_epi32(dword_at(y.qs + 4 * k)));
+            Q = _mm512_dpbusd_epi32(Q, L.q[k + 1], _mm512_set1_epi32(dword_at(y.qs + 4 * k + 4)));
+        }
+        return _mm512_add_epi32(P, Q);
     }
 #endif
 };
@@ -784,102 +790,162 @@ inline void prefetch_record(const R* r) { prefetch_bytes(r, sizeof(R)); }
 constexpr int64_t kQ4KPrefetch = 3;    // super-block records ahead (1152 bytes each)
 constexpr int64_t kBlockPrefetch = 16; // 32-block records ahead, fetched 8 at a time
 
-// C activation rows against one group of 8 packed rows. acc[j][k] holds lane k (block
-// slot b % 8) of all 8 rows' accumulators: the scalar order, eight outputs at a time.
-template <class P, int C>
-void packed32_group(int64_t nb, const typename P::Block* x, const uint8_t* a, size_t as, const int32_t* ysums, float* c,
-                    size_t cs) {
-    __m256 acc[C][8];
-    for (int j = 0; j < C; ++j)
-        for (auto& v : acc[j]) v = _mm256_setzero_ps();
+// What every group of rows needs of activation block b of column j, computed once per call
+// (not once per group): -offset * sum(y), which turns the dots of the stored unsigned
+// levels into those of the signed ones, and y's scale as a float.
+struct ActBlock {
+    int32_t off;
+    float d;
+};
+
+// Decoding: one activation column against one group of 8 packed rows. acc[k] holds lane k
+// (block slot b % 8) of all 8 rows' accumulators: the scalar order, eight outputs at a time,
+// and eight independent fma chains for the one column.
+template <class P>
+void packed32_column(int64_t nb, const typename P::Block* x, const block_q8_0* y, const ActBlock* info, float* c) {
+    __m256 acc[8];
+    for (auto& v : acc) v = _mm256_setzero_ps();
     auto step = [&](int64_t b, int k) {
         typename P::Levels L;
         P::levels(x[b], L);
         const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b].d)));
-        for (int j = 0; j < C; ++j) {
-            const block_q8_0& y = reinterpret_cast<const block_q8_0*>(a + as * j)[b];
-            const __m256 d = _mm256_mul_ps(dx, _mm256_set1_ps(half_f32(y.d)));
-            acc[j][k] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(P::sums(L, y, ysums[j * nb + b])), acc[j][k]);
-        }
+        const __m256 d = _mm256_mul_ps(dx, _mm256_set1_ps(info[b].d));
+        acc[k] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(P::sums_from(L, y[b], _mm256_set1_epi32(info[b].off))), acc[k]);
     };
     int64_t b = 0;
     for (; b + 8 <= nb; b += 8) {
-        if (C == 1 && b + kBlockPrefetch + 8 <= nb) prefetch_bytes(x + b + kBlockPrefetch, 8 * sizeof(x[0]));
+        if (b + kBlockPrefetch + 8 <= nb) prefetch_bytes(x + b + kBlockPrefetch, 8 * sizeof(x[0]));
         for (int k = 0; k < 8; ++k) step(b + k, k);
     }
     for (int k = 0; b < nb; ++b, ++k) step(b, k);
-    for (int j = 0; j < C; ++j) {
-        const __m256 u0 = _mm256_add_ps(_mm256_add_ps(acc[j][0], acc[j][4]), _mm256_add_ps(acc[j][2], acc[j][6]));
-        const __m256 u1 = _mm256_add_ps(_mm256_add_ps(acc[j][1], acc[j][5]), _mm256_add_ps(acc[j][3], acc[j][7]));
-        _mm256_storeu_ps(c + cs * j, _mm256_add_ps(u0, u1));
+    const __m256 u0 = _mm256_add_ps(_mm256_add_ps(acc[0], acc[4]), _mm256_add_ps(acc[2], acc[6]));
+    const __m256 u1 = _mm256_add_ps(_mm256_add_ps(acc[1], acc[5]), _mm256_add_ps(acc[3], acc[7]));
+    _mm256_storeu_ps(c, _mm256_add_ps(u0, u1));
+}
+
+// The rows of a tile in vector lanes: one record (8 rows, ymm) or two consecutive ones
+// (16 rows, zmm; x1 = the second group, lanes 8-15).
+template <class P>
+struct Lanes8 {
+    using F = __m256;
+    using Levels = typename P::Levels;
+    static constexpr int kRows = 8;
+    static void levels(const typename P::Block& x0, const typename P::Block&, Levels& L) { P::levels(x0, L); }
+    static F scales(const typename P::Block& x0, const typename P::Block&) {
+        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x0.d)));
+    }
+    static F sums(const Levels& L, const block_q8_0& y, int32_t off) {
+        return _mm256_cvtepi32_ps(P::sums_from(L, y, _mm256_set1_epi32(off)));
+    }
+    static F zero() { return _mm256_setzero_ps(); }
+    static F add(F a, F b) { return _mm256_add_ps(a, b); }
+    static F scale(F dx, float dy) { return _mm256_mul_ps(dx, _mm256_set1_ps(dy)); }
+    static F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+    static void store(float* c, F v) { _mm256_storeu_ps(c, v); }
+};
+#if POCKET_X86_ZMM
+template <class P>
+struct Lanes16 {
+    using F = __m512;
+    using Levels = typename P::Levels16;
+    static constexpr int kRows = 16;
+    static void levels(const typename P::Block& x0, const typename P::Block& x1, Levels& L) { P::levels16(x0, x1, L); }
+    static F scales(const typename P::Block& x0, const typename P::Block& x1) {
+        return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x0.d))),
+                                                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(x1.d)), 1));
+    }
+    static F sums(const Levels& L, const block_q8_0& y, int32_t off) {
+        return _mm512_cvtepi32_ps(P::sums16_from(L, y, _mm512_set1_epi32(off)));
+    }
+    static F zero() { return _mm512_setzero_ps(); }
+    static F add(F a, F b) { return _mm512_add_ps(a, b); }
+    static F scale(F dx, float dy) { return _mm512_mul_ps(dx, _mm512_set1_ps(dy)); }
+    static F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+    static void store(float* c, F v) { _mm512_storeu_ps(c, v); }
+};
+#endif
+
+// Prompts: V::kRows packed rows x C activation columns. The scalar order gives block b to
+// accumulator lane b % 8; the lanes are independent, so this walks them one after another
+// (blocks k, k+8, k+16, ... for lane k) and needs one accumulator per column rather than
+// eight: C columns share each unpacked record, at the same bits.
+template <class V, class P, int C>
+void packed32_tile(int64_t nb, const typename P::Block* x0, const typename P::Block* x1, const block_q8_0* const* y,
+                   const ActBlock* const* info, float* c, size_t cs) {
+    typename V::F lane[8][C];
+    for (int k = 0; k < 8; ++k) {
+        typename V::F acc[C];
+        for (auto& v : acc) v = V::zero();
+        for (int64_t b = k; b < nb; b += 8) {
+            typename V::Levels L;
+            V::levels(x0[b], x1[b], L);
+            const typename V::F dx = V::scales(x0[b], x1[b]);
+            for (int j = 0; j < C; ++j)
+                acc[j] = V::fmadd(V::scale(dx, info[j][b].d), V::sums(L, y[j][b], info[j][b].off), acc[j]);
+        }
+        for (int j = 0; j < C; ++j) lane[k][j] = acc[j];
+    }
+    for (int j = 0; j < C; ++j) {  // fold_lanes<8>
+        const typename V::F u0 = V::add(V::add(lane[0][j], lane[4][j]), V::add(lane[2][j], lane[6][j]));
+        const typename V::F u1 = V::add(V::add(lane[1][j], lane[5][j]), V::add(lane[3][j], lane[7][j]));
+        V::store(c + cs * j, V::add(u0, u1));
     }
 }
 
-#if POCKET_X86_ZMM
-// Two groups (16 rows) in 512-bit registers: the same per-row arithmetic as packed32_group,
-// lanes 0-7 from group g and 8-15 from group g+1, so one broadcast activation dword feeds
-// sixteen rows' multiply-adds.
-template <class P, int C>
-void packed32_group16(int64_t nb, const typename P::Block* x0, const typename P::Block* x1, const uint8_t* a, size_t as,
-                      const int32_t* ysums, float* c, size_t cs) {
-    __m512 acc[C][8];
-    for (int j = 0; j < C; ++j)
-        for (auto& v : acc[j]) v = _mm512_setzero_ps();
-    auto step = [&](int64_t b, int k) {
-        typename P::Levels16 L;
-        P::levels16(x0[b], x1[b], L);
-        const __m512 dx = _mm512_cvtph_ps(_mm256_inserti128_si256(
-            _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x0[b].d))),
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(x1[b].d)), 1));
-        for (int j = 0; j < C; ++j) {
-            const block_q8_0& y = reinterpret_cast<const block_q8_0*>(a + as * j)[b];
-            const __m512 d = _mm512_mul_ps(dx, _mm512_set1_ps(half_f32(y.d)));
-            acc[j][k] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(P::sums16(L, y, ysums[j * nb + b])), acc[j][k]);
-        }
-    };
-    int64_t b = 0;
-    for (; b + 8 <= nb; b += 8)
-        for (int k = 0; k < 8; ++k) step(b + k, k);
-    for (int k = 0; b < nb; ++b, ++k) step(b, k);
-    for (int j = 0; j < C; ++j) {
-        const __m512 u0 = _mm512_add_ps(_mm512_add_ps(acc[j][0], acc[j][4]), _mm512_add_ps(acc[j][2], acc[j][6]));
-        const __m512 u1 = _mm512_add_ps(_mm512_add_ps(acc[j][1], acc[j][5]), _mm512_add_ps(acc[j][3], acc[j][7]));
-        _mm512_storeu_ps(c + cs * j, _mm512_add_ps(u0, u1));
+// Every group of V::kRows rows against columns j0..j1, C at a time.
+template <class V, class P, int C>
+void packed32_rows(int64_t nb, const typename P::Block* p, int64_t groups, const block_q8_0* const* y,
+                   const ActBlock* const* info, int64_t j0, int64_t j1, float* c, size_t cs) {
+    constexpr int64_t per = V::kRows / kQ4_0x8Rows;  // records side by side
+    for (int64_t g = 0; g + per <= groups; g += per) {
+        const typename P::Block* x = p + g * nb;
+        float* cg = c + g * kQ4_0x8Rows;
+        int64_t j = j0;
+        for (; j + C <= j1; j += C) packed32_tile<V, P, C>(nb, x, x + (per - 1) * nb, y + j, info + j, cg + cs * j, cs);
+        for (; j < j1; ++j) packed32_tile<V, P, 1>(nb, x, x + (per - 1) * nb, y + j, info + j, cg + cs * j, cs);
     }
 }
-#endif
 
 template <class P>
 void packed32_gemm(int64_t n, const void* packed, int64_t rows, const void* va, size_t as, int64_t m, float* c, size_t cs) {
     using Block = typename P::Block;
-    constexpr int C = POCKET_X86_ZMM ? 2 : 1;  // accumulators: 8 per column
     const int64_t nb = n / 32;
     const auto* p = static_cast<const Block*>(packed);
     const auto* a = static_cast<const uint8_t*>(va);
-    // sum(y) of every activation block, once per call rather than once per group of rows
-    // (it carries the offset of the unsigned levels). Grown once per thread, then reused.
-    thread_local std::vector<int32_t> ysums;
-    if (ysums.size() < static_cast<size_t>(m * nb)) ysums.resize(static_cast<size_t>(m * nb));
+    const int64_t groups = rows / kQ4_0x8Rows;
+    // Per column: its blocks and their ActBlock row. Grown once per thread, then reused.
+    thread_local std::vector<ActBlock> infos;
+    thread_local std::vector<const block_q8_0*> ys;
+    thread_local std::vector<const ActBlock*> info;
+    if (infos.size() < static_cast<size_t>(m * nb)) infos.resize(static_cast<size_t>(m * nb));
+    if (ys.size() < static_cast<size_t>(m)) ys.resize(static_cast<size_t>(m)), info.resize(static_cast<size_t>(m));
     for (int64_t j = 0; j < m; ++j) {
         const auto* y = reinterpret_cast<const block_q8_0*>(a + as * j);
-        for (int64_t b = 0; b < nb; ++b) ysums[static_cast<size_t>(j * nb + b)] = hsum_i32(dot_u8(_mm256_set1_epi8(1), load32(y[b].qs)));
+        ActBlock* row = infos.data() + j * nb;
+        for (int64_t b = 0; b < nb; ++b) {
+            const int32_t sum = P::kOffset ? hsum_i32(dot_u8(_mm256_set1_epi8(1), load32(y[b].qs))) : 0;
+            row[b] = {-P::kOffset * sum, half_f32(y[b].d)};
+        }
+        ys[static_cast<size_t>(j)] = y;
+        info[static_cast<size_t>(j)] = row;
     }
-    int64_t g = 0;
+    if (m == 1) {  // decoding: 8 rows at a time (one stream) measured faster than 16
+        for (int64_t g = 0; g < groups; ++g) packed32_column<P>(nb, p + g * nb, ys[0], info[0], c + g * kQ4_0x8Rows);
+        return;
+    }
+    // Columns in blocks whose activations stay in L2 while every group of rows passes over
+    // them. Tile widths as measured (pocket_kernels_bench gemm_repacked): 16 rows x 6 columns
+    // in zmm registers, 8 x 4 in ymm.
+    const int64_t block_cols = std::max<int64_t>(8, (int64_t{256} << 10) / (nb * static_cast<int64_t>(sizeof(block_q8_0))));
+    for (int64_t j0 = 0; j0 < m; j0 += block_cols) {
+        const int64_t j1 = std::min(m, j0 + block_cols);
 #if POCKET_X86_ZMM
-    for (; m > 1 && g + 2 <= rows / kQ4_0x8Rows; g += 2) {  // decoding: 8 rows (one stream) measured faster
-        const Block* x = p + g * nb;
-        float* cg = c + g * kQ4_0x8Rows;
-        int64_t j = 0;
-        for (; j + 2 <= m; j += 2) packed32_group16<P, 2>(nb, x, x + nb, a + as * j, as, ysums.data() + j * nb, cg + cs * j, cs);
-        for (; j < m; ++j) packed32_group16<P, 1>(nb, x, x + nb, a + as * j, as, ysums.data() + j * nb, cg + cs * j, cs);
-    }
+        packed32_rows<Lanes16<P>, P, 6>(nb, p, groups, ys.data(), info.data(), j0, j1, c, cs);
+        if (groups % 2) packed32_rows<Lanes8<P>, P, 4>(nb, p + (groups - 1) * nb, 1, ys.data(), info.data(), j0, j1,
+                                                      c + (groups - 1) * kQ4_0x8Rows, cs);
+#else
+        packed32_rows<Lanes8<P>, P, 4>(nb, p, groups, ys.data(), info.data(), j0, j1, c, cs);
 #endif
-    for (; g < rows / kQ4_0x8Rows; ++g) {
-        const Block* x = p + g * nb;
-        float* cg = c + g * kQ4_0x8Rows;
-        int64_t j = 0;
-        for (; j + C <= m; j += C) packed32_group<P, C>(nb, x, a + as * j, as, ysums.data() + j * nb, cg + cs * j, cs);
-        for (; j < m; ++j) packed32_group<P, 1>(nb, x, a + as * j, as, ysums.data() + j * nb, cg + cs * j, cs);
     }
 }
 void q4_0x8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, size_t as, int64_t m, float* c, size_t cs) {

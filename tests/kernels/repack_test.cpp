@@ -32,7 +32,7 @@ TEST_P(Repack, GemmBitwiseEqualToVecDot) {
     const std::vector<int64_t> lengths =
         type == GgmlType::Q4_K ? std::vector<int64_t>{256, 512, 2304} : std::vector<int64_t>{32, 224, 288, 4128};
     for (int64_t n : lengths) {
-        constexpr int64_t kRows = 24, kM = 5;
+        constexpr int64_t kRows = 24, kM = 13;
         const auto d = test::make_dot_rows(type, c, n, kRows, kM, 5);
         // padded source stride: pack must honour w_stride
         const size_t ws = d.w_row_bytes + 16;
@@ -48,7 +48,7 @@ TEST_P(Repack, GemmBitwiseEqualToVecDot) {
         std::sort(sorted_b.begin(), sorted_b.end());
         EXPECT_EQ(sorted_a, sorted_b);
 
-        for (int64_t m : {1, 2, 3, 5}) {
+        for (int64_t m : {1, 2, 3, 5, 7, 13}) {  // every column tile width, with tails
             const size_t cs = kRows + 2;
             std::vector<float> out(cs * static_cast<size_t>(m), -7.f);
             // the second group alone, as a thread handling rows 8..15 would call it
