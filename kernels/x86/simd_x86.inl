@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace pocket::kernels {
@@ -902,7 +903,10 @@ void packed32_rows(int64_t nb, const typename P::Block* p, int64_t groups, const
         float* cg = c + g * kQ4_0x8Rows;
         int64_t j = j0;
         for (; j + C <= j1; j += C) packed32_tile<V, P, C>(nb, x, x + (per - 1) * nb, y + j, info + j, cg + cs * j, cs);
-        for (; j < j1; ++j) packed32_tile<V, P, 1>(nb, x, x + (per - 1) * nb, y + j, info + j, cg + cs * j, cs);
+        // the last j1 - j < C columns in one narrower tile
+        [&]<int... W>(std::integer_sequence<int, W...>) {
+            ((j1 - j == W + 1 ? packed32_tile<V, P, W + 1>(nb, x, x + (per - 1) * nb, y + j, info + j, cg + cs * j, cs) : void()), ...);
+        }(std::make_integer_sequence<int, C - 1>{});
     }
 }
 
@@ -936,7 +940,8 @@ void packed32_gemm(int64_t n, const void* packed, int64_t rows, const void* va, 
     // Columns in blocks whose activations stay in L2 while every group of rows passes over
     // them. Tile widths as measured (pocket_kernels_bench gemm_repacked): 16 rows x 6 columns
     // in zmm registers, 8 x 4 in ymm.
-    const int64_t block_cols = std::max<int64_t>(8, (int64_t{256} << 10) / (nb * static_cast<int64_t>(sizeof(block_q8_0))));
+    const int64_t fit = (int64_t{256} << 10) / (nb * static_cast<int64_t>(sizeof(block_q8_0)));
+    const int64_t block_cols = std::max<int64_t>(12, fit / 12 * 12);  // whole 6- and 4-column tiles
     for (int64_t j0 = 0; j0 < m; j0 += block_cols) {
         const int64_t j1 = std::min(m, j0 + block_cols);
 #if POCKET_X86_ZMM
