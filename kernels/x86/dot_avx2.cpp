@@ -4,6 +4,7 @@
 #include "kernels/float16.hpp"
 #include "kernels/x86/simd_x86.inl"
 #include "kernels/x86/attn_x86.inl"
+#include "kernels/x86/convert_x86.inl"
 
 namespace pocket::kernels {
 
@@ -14,6 +15,8 @@ PackedGemmFn q4_Kx8_gemm_avx2() { return q4_Kx8_gemm; }
 PackedGemmFn q8_0x8_gemm_avx2() { return q8_0x8_gemm; }
 
 QuantizeRowFn quantize_q8_0_avx2() { return quantize_row_q8_0_simd; }
+DequantizeRowFn dequantize_f16_f16c() { return dequantize_row_f16_f16c; }
+QuantizeRowFn quantize_f16_f16c() { return quantize_row_f16_f16c; }
 
 AttnKernels attn_kernels_avx2() { return {exp_rows_simd, accumulate_simd}; }
 
