@@ -136,6 +136,7 @@ struct Tables {
         for (int k : {1, 2}) {
             rows[k][static_cast<int>(GgmlType::F16)].dequantize_row = dequantize_f16_f16c();
             rows[k][static_cast<int>(GgmlType::F16)].quantize_row = quantize_f16_f16c();
+            rows[k][static_cast<int>(GgmlType::Q8_K)].quantize_row = quantize_q8_K_avx2();
         }
 #endif
     }

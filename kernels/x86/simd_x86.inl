@@ -658,6 +658,56 @@ void quantize_row_q8_0_simd(const float* x, void* vy, int64_t n, const float*) {
     }
 }
 
+// ---------------------------------------------------------------- Q8_K quantization
+
+// The scalar reference's bits (quantize_legacy.cpp), for finite x: the signed value of the
+// first element of largest magnitude sets iscale = -127 / max; each level is
+// nearest_int(iscale * x) by the same magic-number addition (no fused multiply-add), capped
+// at 127; bsums are exact. The activations of every K-quant and IQ4_XS product pass through
+// here; with one row (decoding) a single thread does it while the others wait.
+void quantize_row_q8_K_simd(const float* x, void* vy, int64_t n, const float*) {
+    auto* y = static_cast<block_q8_K*>(vy);
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
+        __m256 m = _mm256_setzero_ps();
+        for (int k = 0; k < kQKK / 8; ++k) m = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + 8 * k)), m);  // NaN skipped
+        __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+        h = _mm_max_ss(h, _mm_movehdup_ps(h));
+        const float amax = _mm_cvtss_f32(h);
+        if (amax == 0) {
+            std::memset(&y[i], 0, sizeof(block_q8_K));
+            continue;
+        }
+        float max = amax;
+        const __m256 va = _mm256_set1_ps(amax);
+        for (int k = 0; k < kQKK / 8; ++k) {
+            const int hit = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + 8 * k)), va, _CMP_EQ_OQ));
+            if (hit) {
+                max = x[8 * k + __builtin_ctz(static_cast<unsigned>(hit))];
+                break;
+            }
+        }
+        const float iscale = -127.f / max;
+        const __m256 vs = _mm256_set1_ps(iscale), magic = _mm256_set1_ps(12582912.f);
+        const __m256i mant = _mm256_set1_epi32(0x007FFFFF), bias = _mm256_set1_epi32(0x00400000), top = _mm256_set1_epi32(127);
+        for (int g = 0; g < kQKK / 32; ++g) {
+            __m256i q[4];
+            for (int k = 0; k < 4; ++k) {
+                const __m256 biased = _mm256_add_ps(_mm256_mul_ps(vs, _mm256_loadu_ps(x + 32 * g + 8 * k)), magic);
+                q[k] = _mm256_min_epi32(_mm256_sub_epi32(_mm256_and_si256(_mm256_castps_si256(biased), mant), bias), top);
+            }
+            y[i].bsums[2 * g] = static_cast<int16_t>(hsum_i32(_mm256_add_epi32(q[0], q[1])));
+            y[i].bsums[2 * g + 1] = static_cast<int16_t>(hsum_i32(_mm256_add_epi32(q[2], q[3])));
+            // levels lie in -127..127: the saturating packs keep them; the permute undoes their lane order
+            const __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[i].qs + 32 * g),
+                                _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+        }
+        y[i].d = 1 / iscale;
+    }
+}
+
 // ---------------------------------------------------------------- repacked Q4_0 and Q8_0 (8 rows)
 
 // Rows in lanes: lane r of the result is the exact integer dot of row r's block with the

@@ -57,6 +57,30 @@ TEST(ActivationRoundTrip, Q8_0BitwiseEqualOnEveryIsa) {
     }
 }
 
+// The same for Q8_K: ties (a block scaled by exactly 1 holds k + 0.5 values, which the
+// magic-number rounding sends to even), the sign of the first of two equal magnitudes,
+// the largest magnitude last in its block, an all-zero block.
+TEST(ActivationRoundTrip, Q8_KBitwiseEqualOnEveryIsa) {
+    std::vector<float> x = random_row(256 * 12, 5);
+    for (int j = 0; j < 256; ++j) x[static_cast<size_t>(256 + j)] = static_cast<float>((j * 37) % 253 - 126) + (j % 2 ? 0.5f : -0.5f);
+    x[256 + 3] = -127.0f;  // iscale = 1
+    x[512 + 7] = 9.0f, x[512 + 9] = -9.0f;  // the first one wins: iscale < 0
+    x[768 + 9] = 9.0f, x[768 + 7] = -9.0f;  // ... here > 0
+    x[1024 + 255] = 50.0f;
+    for (int j = 0; j < 256; ++j) x[static_cast<size_t>(1280 + j)] = 0.0f;
+    test::IsaGuard guard;
+    set_active_isa(Isa::scalar);
+    std::vector<block_q8_K> want(x.size() / 256);
+    convert_activation_row(GgmlType::Q8_K, x.data(), want.data(), static_cast<int64_t>(x.size()));
+    for (Isa isa : test::kAllIsas) {
+        if (!isa_supported(isa)) continue;
+        set_active_isa(isa);
+        std::vector<block_q8_K> got(want.size());
+        convert_activation_row(GgmlType::Q8_K, x.data(), got.data(), static_cast<int64_t>(x.size()));
+        EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(block_q8_K)), 0) << isa_name(isa);
+    }
+}
+
 TEST(ActivationRoundTrip, Q8_1SumMatchesQuants) {
     const auto x = random_row(1024, 2);
     std::vector<block_q8_1> q(1024 / 32);
