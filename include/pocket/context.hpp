@@ -28,6 +28,9 @@ struct ContextOptions {
     int n_threads_batch = 0;   // -tb: threads for a batch of more than one token (0: as n_threads)
     GgmlType type_k = GgmlType::F16;
     GgmlType type_v = GgmlType::F16;
+    // -fa: attention as one fused op (flash_attn); off: llama.cpp's non-fused path, scores
+    // (mul_mat), soft_max, then the values (mul_mat), which needs a V cache of a float type.
+    bool flash_attn = true;
 };
 
 class Context {

@@ -69,7 +69,9 @@ struct RopeParams {
 // soft_max(x) over ne[0] for each row, after: x*scale, then cap*tanh(x/cap) when softcap > 0,
 // then + mask (broadcast over rows/heads), then the causal rule when causal: row r of ne[1]
 // rows sits at kv position (ne[0] - ne[1] + r) and sees kv columns c <= that position, and,
-// with window > 0, only c > position - window (sliding-window attention).
+// with window > 0, only c > position - window (sliding-window attention). A window without
+// the causal rule applies over the mask, as AttnParams::window does: the row's position is
+// the last column its mask row lets through.
 struct SoftMaxParams {
     float scale = 1.0f;
     float softcap = 0.0f;

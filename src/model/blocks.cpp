@@ -28,8 +28,20 @@ Tensor* attention(Graph& g, const ForwardInputs& in, uint32_t layer, Tensor* q, 
     const size_t v_head = ggml_row_bytes(v_cache.type, hp.head_dim_v).value();
     Tensor* keys = g.view_3d(k_written, hp.head_dim_k, hp.n_head_kv, in.n_kv, k_head, k_cache.nb[1], 0);
     Tensor* values = g.view_3d(v_written, hp.head_dim_v, hp.n_head_kv, in.n_kv, v_head, v_cache.nb[1], 0);
-    Tensor* out = g.flash_attn(q, keys, values, in.kq_mask, p);  // [head_dim_v, n_head, n_tokens]
+    Tensor* out = in.flash_attn ? g.flash_attn(q, keys, values, in.kq_mask, p)     // [head_dim_v, n_head, n_tokens]
+                                : attention_ops(g, q, keys, values, in.kq_mask, p);
     return g.reshape(out, {hp.head_dim_v * hp.n_head, in.n_tokens, 1, 1});
+}
+
+Tensor* attention_ops(Graph& g, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, const AttnParams& p) {
+    // Heads outermost: mul_mat pairs q head h with k head h / (n_head / n_head_kv).
+    Tensor* kh = g.permute(k, 0, 2, 1, 3);                                  // [hd_k, n_kv, n_head_kv]
+    Tensor* qh = g.permute(q, 0, 2, 1, 3);                                  // [hd_k, n_q, n_head]
+    Tensor* kq = g.mul_mat(kh, qh);                                         // [n_kv, n_q, n_head]
+    kq = g.soft_max(kq, mask, {.scale = p.scale, .softcap = p.softcap, .causal = p.causal, .window = p.window});
+    Tensor* vt = g.cont(g.permute(v, 1, 2, 0, 3));                          // [n_kv, hd_v, n_head_kv]
+    Tensor* kqv = g.mul_mat(vt, kq);                                        // [hd_v, n_q, n_head]
+    return g.cont(g.permute(kqv, 0, 2, 1, 3));                              // [hd_v, n_head, n_q]
 }
 
 MoeWeights moe_weights(const Model& m, uint32_t layer, int64_t n_embd, int64_t n_ff_exp, int64_t n_expert) {

@@ -31,6 +31,12 @@ Tensor* moe_ffn(Graph& g, Tensor* h, const MoeWeights& w, uint32_t n_used);
 // Keeps only the batch rows whose logits are wanted: x [n, n_tokens] -> [n, n_out].
 Tensor* output_rows(Graph& g, const ForwardInputs& in, Tensor* x);
 
+// Attention as separate ops, llama.cpp's path without flash attention (-fa off): scores
+// K^T q (mul_mat), soft_max with scale, soft-capping, mask and window, then V (mul_mat).
+// The same operands and result as Graph::flash_attn: q [hd_k, n_head, n_q], k [hd_k,
+// n_head_kv, n_kv], v [hd_v, n_head_kv, n_kv] -> [hd_v, n_head, n_q].
+Tensor* attention_ops(Graph& g, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, const AttnParams& p);
+
 // [n_embd, n_tokens] -> [head_dim, n_heads, n_tokens]
 Tensor* split_heads(Graph& g, Tensor* x, uint32_t head_dim);
 

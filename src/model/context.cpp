@@ -43,6 +43,11 @@ Context::Context(const Model& model, const ContextOptions& options) : model_(mod
     const Placement& placement = model.placement();
     n_ctx_ = options.n_ctx ? options.n_ctx : std::min<uint32_t>(hp.n_ctx_train ? hp.n_ctx_train : 4096, 4096);
     if (options_.n_ubatch == 0 || options_.n_batch == 0) throw Error("batch sizes must be positive");
+    // Without fused attention V is transposed for its product, which a block type cannot be
+    // (llama.cpp: "V cache quantization requires flash_attn").
+    if (!options_.flash_attn && ggml_type_info(options_.type_v).block_size != 1)
+        throw Error("-ctv {} needs -fa on: without flash attention the V cache must be f32, f16 or bf16",
+                    ggml_type_info(options_.type_v).name);
     options_.n_ubatch = std::min(options_.n_ubatch, options_.n_batch);
     int threads = options.n_threads;
     if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -183,7 +188,8 @@ void Context::build_graph(int64_t n_tokens, int64_t n_out, int64_t n_kv) {
     s.kv_rows = g.input("kv_rows", GgmlType::I32, {n_tokens, 1, 1, 1});
     s.kq_mask = g.input("kq_mask", GgmlType::F32, {n_kv, n_tokens, 1, 1});
     s.out_rows = n_out < n_tokens ? g.input("out_rows", GgmlType::I32, {n_out, 1, 1, 1}) : nullptr;
-    ForwardInputs in{model_.hparams(), *s.cache, n_tokens, n_out, n_kv, s.ids, s.pos, s.kv_rows, s.kq_mask, s.out_rows};
+    ForwardInputs in{model_.hparams(), *s.cache, n_tokens, n_out, n_kv, s.ids, s.pos, s.kv_rows, s.kq_mask, s.out_rows,
+                     options_.flash_attn};
     s.logits = model_.architecture().build(g, in);
     g.mark_output(s.logits);
     s.sched->allocate(g);

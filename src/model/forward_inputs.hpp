@@ -19,6 +19,7 @@ struct ForwardInputs {
     Tensor* kv_rows;    // I32 [n_tokens]: the cache cells the batch writes
     Tensor* kq_mask;    // F32 [n_kv, n_tokens]: 0 where a token may attend to a cell, -inf elsewhere
     Tensor* out_rows;   // I32 [n_out]: the batch rows whose logits are computed
+    bool flash_attn = true;  // fused attention, or scores, soft_max and values apart (-fa off)
 };
 
 }  // namespace pocket

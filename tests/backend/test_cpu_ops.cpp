@@ -111,13 +111,17 @@ TEST(CpuOps, RmsNormAndNorm) {
 std::vector<double> ref_softmax(const Tensor& a, const Tensor* mask, const SoftMaxParams& p, int64_t i1, int64_t i2) {
     const int64_t n = a.ne[0];
     std::vector<double> v(static_cast<size_t>(n));
-    const int64_t pos = n - a.ne[1] + i1;
+    int64_t pos = n - a.ne[1] + i1;
+    const bool mask_window = !p.causal && p.window > 0 && mask;  // the window ends at the mask's last open column
+    if (mask_window)
+        for (pos = n - 1; pos > 0 && std::isinf(get_f32(*mask, pos, i1));) --pos;
     double mx = -INFINITY;
     for (int64_t i = 0; i < n; ++i) {
         double x = double(get_f32(a, i, i1, i2)) * p.scale;
         if (p.softcap > 0) x = p.softcap * std::tanh(x / p.softcap);
         if (mask) x += get_f32(*mask, i, i1);
         if (p.causal && (i > pos || (p.window > 0 && i <= pos - p.window))) x = -INFINITY;
+        if (mask_window && i <= pos - p.window) x = -INFINITY;
         v[i] = x;
         mx = std::max(mx, x);
     }
@@ -129,7 +133,7 @@ std::vector<double> ref_softmax(const Tensor& a, const Tensor* mask, const SoftM
 
 TEST(CpuOps, SoftMaxWithMaskCausalWindowAndSoftcap) {
     const SoftMaxParams cases[] = {
-        {1.0f, 0.0f, 0, 0}, {0.125f, 0.0f, 1, 0}, {0.5f, 0.0f, 1, 4}, {0.3f, 5.0f, 0, 0}};
+        {1.0f, 0.0f, 0, 0}, {0.125f, 0.0f, 1, 0}, {0.5f, 0.0f, 1, 4}, {0.3f, 5.0f, 0, 0}, {0.5f, 0.0f, 0, 6}};
     for (const auto& p : cases) {
         for (bool with_mask : {false, true}) {
             CpuRunner r(3);
@@ -140,7 +144,11 @@ TEST(CpuOps, SoftMaxWithMaskCausalWindowAndSoftcap) {
             g.mark_output(out);
             r.sched.allocate(g);
             fill_random(a->view_src, 7, -8.0f, 8.0f);
-            if (mask) fill_random(mask, 8, -2.0f, 0.0f);
+            if (mask) {
+                fill_random(mask, 8, -2.0f, 0.0f);
+                for (int64_t t = 0; t < 8; ++t)  // closed columns at the end: a window ends before them
+                    for (int64_t i = 19 - t % 4; i < 19; ++i) static_cast<float*>(mask->data)[t * 19 + i] = -INFINITY;
+            }
             r.sched.compute(g);
             expect_close(*out, [&](auto i0, auto i1, auto i2, auto) { return ref_softmax(*a, mask, p, i1, i2)[i0]; });
         }

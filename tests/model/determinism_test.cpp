@@ -17,9 +17,10 @@ using namespace pocket;
 
 namespace {
 
-std::vector<float> all_logits(const Model& m, const std::vector<int32_t>& tokens, int threads, uint32_t ubatch, bool one_by_one) {
+std::vector<float> all_logits(const Model& m, const std::vector<int32_t>& tokens, int threads, uint32_t ubatch, bool one_by_one,
+                              bool flash_attn = true) {
     if (tokens.empty()) return {};
-    Context ctx(m, {.n_ctx = 256, .n_batch = ubatch, .n_ubatch = ubatch, .n_threads = threads});
+    Context ctx(m, {.n_ctx = 256, .n_batch = ubatch, .n_ubatch = ubatch, .n_threads = threads, .flash_attn = flash_attn});
     std::vector<float> out;
     if (one_by_one) {
         for (int32_t t : tokens) {
@@ -62,6 +63,21 @@ TEST_P(Determinism, BitwiseAcrossThreadsAndBatches) {
         ASSERT_EQ(other.size(), base.size());
         EXPECT_EQ(0, std::memcmp(other.data(), base.data(), base.size() * sizeof(float)))
             << "threads " << threads << ", ubatch " << ubatch << (one ? ", token by token" : "");
+    }
+}
+
+// -fa off (attention as separate ops) keeps the promise too.
+TEST_P(Determinism, WithoutFlashAttentionBitwiseAcrossThreadsAndBatches) {
+    POCKET_REQUIRE_SHARED(shared);
+    auto model = Model::load((shared / "reference" / GetParam()).string());
+    std::ifstream in(shared / "reference" / "tokens" / "seq64.json");
+    const auto tokens = nlohmann::json::parse(in).get<std::vector<int32_t>>();
+    const auto base = all_logits(*model, tokens, 1, 512, false, false);
+    for (auto [threads, ubatch, one] : {std::tuple{2, 512u, false}, std::tuple{3, 7u, false}, std::tuple{1, 1u, true}}) {
+        const auto other = all_logits(*model, tokens, threads, ubatch, one, false);
+        ASSERT_EQ(other.size(), base.size());
+        EXPECT_EQ(0, std::memcmp(other.data(), base.data(), base.size() * sizeof(float)))
+            << "-fa off, threads " << threads << ", ubatch " << ubatch << (one ? ", token by token" : "");
     }
 }
 

@@ -158,9 +158,19 @@ TokenId argmax(std::span<const float> v) {
     return static_cast<TokenId>(best);
 }
 
-// Where the layers go: the CPU, the last layer on the first GPU, everything on it.
-enum class Where { cpu, gpu_one_layer, gpu_all };
-const char* where_suffix(Where w) { return w == Where::cpu ? "" : w == Where::gpu_one_layer ? "_ngl1" : "_ngl_all"; }
+// Where the layers go: the CPU, the last layer on the first GPU, everything on it; and the
+// CPU and the GPU with attention as separate ops (-fa off).
+enum class Where { cpu, gpu_one_layer, gpu_all, cpu_fa_off, gpu_all_fa_off };
+const char* where_suffix(Where w) {
+    switch (w) {
+        case Where::cpu: return "";
+        case Where::gpu_one_layer: return "_ngl1";
+        case Where::gpu_all: return "_ngl_all";
+        case Where::cpu_fa_off: return "_fa_off";
+        case Where::gpu_all_fa_off: return "_ngl_all_fa_off";
+    }
+    return "?";
+}
 
 class ReferenceLogits : public ::testing::TestWithParam<std::tuple<size_t, Where>> {};
 
@@ -173,15 +183,16 @@ TEST_P(ReferenceLogits, MatchLlamaCpp) {
     SCOPED_TRACE(c.name + where_suffix(where));
     ModelLoadOptions options;
     options.gpu_layers = GpuLayers::layers(0);
-    if (where != Where::cpu) {
+    const bool fa_off = where == Where::cpu_fa_off || where == Where::gpu_all_fa_off;
+    if (where != Where::cpu && where != Where::cpu_fa_off) {
         const std::vector<Device*> gpus = gpu_devices();
         if (gpus.empty()) GTEST_SKIP() << "no GPU device on this machine";
         options.device = std::string(gpus.front()->name());
-        options.gpu_layers = where == Where::gpu_all ? GpuLayers::all() : GpuLayers::layers(1);
+        options.gpu_layers = where == Where::gpu_one_layer ? GpuLayers::layers(1) : GpuLayers::all();
     }
     auto model = Model::load(c.gguf.string(), options);
     const uint32_t n_vocab = model->hparams().n_vocab;
-    Context ctx(*model, {.n_ctx = 512, .n_threads = 2, .type_k = c.kv, .type_v = c.kv});
+    Context ctx(*model, {.n_ctx = 512, .n_threads = 2, .type_k = c.kv, .type_v = c.kv, .flash_attn = !fa_off});
     ctx.decode(c.tokens, /*all_logits=*/true);
     const auto expected = test::read_f32(c.logits);
     ASSERT_EQ(expected.size(), c.tokens.size() * n_vocab);
@@ -213,7 +224,8 @@ TEST_P(ReferenceLogits, MatchLlamaCpp) {
 
 INSTANTIATE_TEST_SUITE_P(Manifest, ReferenceLogits,
                          ::testing::Combine(::testing::ValuesIn(case_indices()),
-                                            ::testing::Values(Where::cpu, Where::gpu_one_layer, Where::gpu_all)),
+                                            ::testing::Values(Where::cpu, Where::gpu_one_layer, Where::gpu_all, Where::cpu_fa_off,
+                                                              Where::gpu_all_fa_off)),
                          [](const auto& info) {
                              const size_t index = std::get<0>(info.param);
                              const Where where = std::get<1>(info.param);

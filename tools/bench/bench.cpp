@@ -139,6 +139,7 @@ std::vector<BenchResult> run_bench(const BenchOptions& o) {
             co.n_batch = static_cast<uint32_t>(t.n_batch);
             co.n_ubatch = static_cast<uint32_t>(t.n_ubatch);
             co.n_threads = t.threads;
+            co.flash_attn = t.flash_attn != 0;  // 0: off; 1 and auto (-1): fused
             Context ctx(*model, co);
             // One warm-up run, not counted (page faults of the mapping, graph planning).
             for (int rep = -1; rep < o.repetitions; ++rep) {

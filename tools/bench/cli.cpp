@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
     app.add_option("-t,--threads", t, "threads")->delimiter(',')->default_str("2");
     app.add_option("-b,--batch-size", b, "logical batch size")->delimiter(',')->default_str("2048");
     app.add_option("--ubatch-size", ub, "physical batch size (-ub)")->delimiter(',')->default_str("512");
-    app.add_option("--flash-attn", fa, "0, 1 or auto (-fa; pocket's attention is always fused)")->delimiter(',')->default_str("auto");
+    app.add_option("--flash-attn", fa, "0, 1 or auto (-fa; 0: scores, softmax and values as separate ops)")->delimiter(',')->default_str("auto");
     app.add_option("-r,--repetitions", o.repetitions, "repetitions of each test")->default_str("5");
     app.add_option("-o,--output", o.output, "md, json, jsonl, csv or sql")
         ->check(CLI::IsMember({"md", "json", "jsonl", "csv", "sql"}))->default_str("md");

@@ -29,9 +29,8 @@ inline void check_finite(std::string_view flag, double value) {
     if (!std::isfinite(value)) throw Error("{} {}: must be a finite number", flag, value);
 }
 
-// -fa on|off|auto (llama.cpp; 1/0, true/false too). pocket's graph has one attention path,
-// the fused one: "off" is accepted so that command lines carry over. Returns true for off,
-// for the caller to say so.
+// -fa on|off|auto (llama.cpp; 1/0, true/false too). Returns true for off: attention as
+// separate ops (ContextOptions::flash_attn); auto is the fused op, which every backend has.
 inline bool flash_attn_off(std::string_view value) {
     for (std::string_view v : {"on", "auto", "1", "true", "enabled"})
         if (value == v) return false;

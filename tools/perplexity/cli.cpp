@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
     app.add_option("-t,--threads", c.n_threads, "threads (default: all hardware threads)");
     app.add_option("--threads-batch", c.n_threads_batch, "threads for the batches (default: as -t)");
     std::string flash_attn = "auto";
-    app.add_option("--flash-attn", flash_attn, "on, off or auto (pocket's attention is always fused)");
+    app.add_option("--flash-attn", flash_attn, "on, off or auto (-fa; off: scores, softmax and values as separate ops)");
     app.add_option("--cache-type-k", ctk, "KV cache type for K: f32, f16, q8_0 (-ctk)")->capture_default_str();
     app.add_option("--cache-type-v", ctv, "KV cache type for V: f32, f16, q8_0 (-ctv)")->capture_default_str();
     app.add_option("--kl-divergence-base", kl_base, "file of the base model's log-probabilities: written, or read with --kl-divergence");
@@ -76,8 +76,7 @@ int main(int argc, char** argv) {
         if (kl && kl_base.empty()) throw pocket::Error("--kl-divergence needs --kl-divergence-base FILE");
         if (app.count("--threads")) pocket::tools::check_threads("-t", c.n_threads);
         if (app.count("--threads-batch")) pocket::tools::check_threads("-tb", c.n_threads_batch);
-        if (pocket::tools::flash_attn_off(flash_attn))
-            std::cerr << "perplexity: note: -fa off: pocket has one attention path, the fused one; it runs as with -fa on\n";
+        c.flash_attn = !pocket::tools::flash_attn_off(flash_attn);
         pocket::tools::check_range("-c", o.n_ctx, 4, pocket::tools::kMaxTokens);
         pocket::tools::check_range("-b", c.n_batch, 1, pocket::tools::kMaxTokens);
         pocket::tools::check_range("-ub", c.n_ubatch, 1, pocket::tools::kMaxTokens);

@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     int threads_batch = 0;
     app.add_option("--threads-batch", threads_batch, "threads for prompt batches (default: as -t)")->group("Performance");
     std::string flash_attn = "auto";
-    app.add_option("--flash-attn", flash_attn, "on, off or auto (-fa; pocket's attention is always fused)")->group("Performance");
+    app.add_option("--flash-attn", flash_attn, "on, off or auto (-fa; off: scores, softmax and values as separate ops)")->group("Performance");
     app.add_option("-c,--ctx-size", o.context.n_ctx, "context size (0: the model's, at most 4096)")->group("Performance");
     app.add_option("-b,--batch-size", o.context.n_batch, "logical batch size")->group("Performance")->capture_default_str();
     app.add_option("--ubatch-size", o.context.n_ubatch, "physical batch size (-ub)")->group("Performance")->capture_default_str();
@@ -134,8 +134,7 @@ int main(int argc, char** argv) {
             return 0;
         }
         check_flags(o, app, threads);
-        if (pocket::tools::flash_attn_off(flash_attn))
-            std::cerr << "run: note: -fa off: pocket has one attention path, the fused one; it runs as with -fa on\n";
+        o.context.flash_attn = !pocket::tools::flash_attn_off(flash_attn);
         if (app.count("--threads-batch")) pocket::tools::check_threads("-tb", threads_batch);
         o.prompt_given = app.count("--prompt") > 0;
         o.seed_given = seed >= 0;

@@ -114,7 +114,8 @@ bool supports(const Gpu& gpu, const Tensor& node) {
         case Op::tanh:
         case Op::rms_norm:
         case Op::norm: return is_f32(a);
-        case Op::soft_max: return is_f32(a) && (!b || is_f32(b));
+        case Op::soft_max:  // a window over a mask (not the causal rule) stays on the CPU
+            return is_f32(a) && (!b || is_f32(b)) && (node.params<SoftMaxParams>().causal || node.params<SoftMaxParams>().window == 0 || !b);
         case Op::mul_mat:
             return weight_shader_type(a->type) && rows_packed(*a) && is_f32(b) && node.ne[0] <= 65535 * 8 && node.ne[1] <= 65535 * 8 &&
                    node.ne[2] * node.ne[3] <= 65535;

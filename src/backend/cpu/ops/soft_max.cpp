@@ -24,13 +24,19 @@ void op_soft_max(const OpContext& ctx, Tensor& dst) {
         const RowIndex ix = row_index(dst, r);
         const uint8_t* ar = row_ptr(a, ix);
         const float* mrow = mask ? static_cast<const float*>(mask->element(0, ix.i1)) : nullptr;
-        const int64_t pos = n - n_rows_q + ix.i1;  // this row's kv position (causal rule)
+        int64_t pos = n - n_rows_q + ix.i1;  // this row's kv position (causal rule)
+        const bool mask_window = !p.causal && p.window > 0 && mrow;
+        if (mask_window) {  // ... or the last column the mask lets through
+            pos = n - 1;
+            while (pos > 0 && *reinterpret_cast<const float*>(reinterpret_cast<const uint8_t*>(mrow) + pos * mask->nb[0]) == kNegInf) --pos;
+        }
         float max = kNegInf;
         for (int64_t i = 0; i < n; ++i) {
             float v = *reinterpret_cast<const float*>(ar + static_cast<size_t>(i) * a.nb[0]) * p.scale;
             if (p.softcap > 0.0f) v = p.softcap * std::tanh(v / p.softcap);
             if (mrow) v += *reinterpret_cast<const float*>(reinterpret_cast<const uint8_t*>(mrow) + i * mask->nb[0]);
             if (p.causal && (i > pos || (p.window > 0 && i <= pos - p.window))) v = kNegInf;
+            if (mask_window && i <= pos - p.window) v = kNegInf;
             buf[i] = v;
             max = std::max(max, v);
         }
