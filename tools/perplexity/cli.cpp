@@ -130,12 +130,15 @@ int main(int argc, char** argv) {
         const bool values_on_terminal = !json && ::isatty(1);
         bool status_line = false;
         const auto t_start = std::chrono::steady_clock::now();
-        const auto r = pocket::tools::compute_perplexity(ctx, tokens, o, [&](size_t k, size_t n, double ppl) {
+        const auto r = pocket::tools::compute_perplexity(ctx, tokens, o, [&](size_t k, size_t n, double ppl, const pocket::tools::KlStats::Chunk* kl_row) {
             const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
             const double eta = elapsed / static_cast<double>(k) * static_cast<double>(n - k);
             if (tty && values_on_terminal && k == 1)
                 fmt::print(stderr, "perplexity: {:.2f} s per chunk, ETA {}\n", elapsed, duration_text(eta));
-            if (!json) {
+            if (!json && kl_row) {  // llama-perplexity's KL table, a row per chunk as it is done
+                if (k == 1) pocket::tools::print_kl_chunk_header(stdout);
+                pocket::tools::print_kl_chunk_row(k, *kl_row, stdout);
+            } else if (!json) {
                 fmt::print("[{}]{:.4f},", k, ppl);
                 std::fflush(stdout);
             }
@@ -165,8 +168,7 @@ int main(int argc, char** argv) {
                 fmt::print("RMS     Δp: {:10.3f} %\n", 100 * r.kl->dp_rms);
                 fmt::print("Same top p: {:10.3f} %\n", 100 * r.kl->same_top);
                 fmt::print("Base   PPL: {:10.4f}\n", r.kl->base_ppl);
-                // llama-perplexity's report too, for comparing runs of both tools.
-                pocket::tools::print_kl_chunk_table(*r.kl, stdout);
+                // llama-perplexity's statistics too (its table came chunk by chunk), for comparing runs of both tools.
                 pocket::tools::print_kl_statistics(*r.kl, stdout);
             }
         }

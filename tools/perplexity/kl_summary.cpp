@@ -13,14 +13,15 @@ double percentile(const std::vector<float>& sorted, double p) {
     return sorted[static_cast<size_t>(std::lround(rank))];
 }
 
-void print_kl_chunk_table(const KlStats& kl, std::FILE* out) {
+void print_kl_chunk_header(std::FILE* out) {
     fmt::print(out, "\nchunk {:>12} {:>22} {:>14} {:>10} {:>12}\n", "PPL", "ln(PPL(Q)/PPL(base))", "KL divergence", "Δp RMS",
                "Same top p");
-    for (size_t k = 0; k < kl.chunks.size(); ++k) {
-        const auto& c = kl.chunks[k];
-        fmt::print(out, "{:5} {:12.4f} {:22.5f} {:14.5f} {:8.3f} % {:10.3f} %\n", k + 1, c.ppl, c.ln_ratio, c.kld_mean, 100 * c.dp_rms,
-                   100 * c.same_top);
-    }
+}
+
+void print_kl_chunk_row(size_t chunk, const KlStats::Chunk& c, std::FILE* out) {
+    fmt::print(out, "{:5} {:12.4f} {:22.5f} {:14.5f} {:8.3f} % {:10.3f} %\n", chunk, c.ppl, c.ln_ratio, c.kld_mean, 100 * c.dp_rms,
+               100 * c.same_top);
+    std::fflush(out);
 }
 
 void print_kl_statistics(const KlStats& kl, std::FILE* out) {

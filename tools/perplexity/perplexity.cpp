@@ -34,7 +34,7 @@ std::vector<TokenId> perplexity_tokens(const Model& model, std::string text) {
 }
 
 PerplexityResult compute_perplexity(Context& ctx, const std::vector<TokenId>& tokens, const PerplexityOptions& o,
-                                    const std::function<void(size_t, size_t, double)>& progress) {
+                                    const PerplexityProgress& progress) {
     const Model& model = ctx.model();
     const uint32_t c = o.n_ctx;
     if (c < 4) throw Error("perplexity needs a context of at least 4 tokens (-c {})", c);
@@ -124,7 +124,7 @@ PerplexityResult compute_perplexity(Context& ctx, const std::vector<TokenId>& to
                 kl.chunks.push_back({r.running_ppl.back(), (nll - base_nll) / n, kld / n, std::sqrt(dp2 / n),
                                      static_cast<double>(same_top) / n});
             }
-            if (progress) progress(k + 1, n_chunks, r.running_ppl.back());
+            if (progress) progress(k + 1, n_chunks, r.running_ppl.back(), kl_in ? &kl.chunks.back() : nullptr);
         }
     }
     ctx.clear();

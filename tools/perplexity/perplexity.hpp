@@ -55,8 +55,10 @@ struct PerplexityOptions {
 // model adds one.
 std::vector<TokenId> perplexity_tokens(const Model& model, std::string text);
 
-// Runs the evaluation. `progress(chunk, n_chunks, running_ppl)` is called after every chunk.
+// Runs the evaluation. `progress(chunk, n_chunks, running_ppl, kl_row)` is called after every
+// chunk; kl_row is that chunk's row of the KL table when comparing with a base, else null.
+using PerplexityProgress = std::function<void(size_t, size_t, double, const KlStats::Chunk*)>;
 PerplexityResult compute_perplexity(Context& ctx, const std::vector<TokenId>& tokens, const PerplexityOptions& options,
-                                    const std::function<void(size_t, size_t, double)>& progress = {});
+                                    const PerplexityProgress& progress = {});
 
 }  // namespace pocket::tools
