@@ -402,6 +402,44 @@ TEST(ServeQueue, DisconnectedClientFreesItsSlot) {
     EXPECT_LT(metric(r, "tokens_predicted_total"), 500) << "the abandoned answer ran to the end of its context";
 }
 
+// The same for a client that waits for a whole (non-streamed) answer and gives up (closes
+// the connection, as a fetch that is aborted does): the server notices at its next keep-alive
+// byte. The abandoned answer alone would take some 4000 tokens (9 s here).
+TEST(ServeQueue, ClientThatGivesUpOnAWholeAnswerFreesItsSlot) {
+    ServeOptions o = options(1, 4096);
+    o.queue_timeout_s = 60;
+    Running r(o);
+    auto c = r.client();
+    auto waiting = std::async(std::launch::async, [&] {
+        return static_cast<bool>(c.Post("/v1/completions", json({{"prompt", "Once"}, {"ignore_eos", true}}).dump(), "application/json"));
+    });
+    for (int i = 0; i < 5000 && metric(r, "slots_busy") < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    c.stop();  // the client gives up
+    EXPECT_FALSE(waiting.get()) << "the long answer came before the client gave up";
+    const auto t0 = std::chrono::steady_clock::now();
+    const json j = post(r, "/v1/completions", {{"prompt", "Once"}, {"max_tokens", 2}});
+    EXPECT_EQ(j["usage"]["completion_tokens"], 2);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(4)) << "waited for the abandoned answer to finish";
+    EXPECT_LT(metric(r, "tokens_predicted_total"), 3000) << "the abandoned answer ran to the end of its context";
+}
+
+// A whole answer that takes longer than the keep-alive period is still one JSON body, equal
+// to the streamed one.
+TEST(ServeWhole, LongAnswerIsOneJsonBody) {
+    Running r(options(1, 2048));
+    const json body = {{"prompt", "Once"}, {"ignore_eos", true}, {"max_tokens", 1500}, {"temperature", 0}};
+    const auto t0 = std::chrono::steady_clock::now();
+    const json j = post(r, "/v1/completions", body);
+    std::cout << "[ observed ] 1500 tokens in " << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
+              << " s (more than 0.2 s: sent chunked)\n";
+    EXPECT_EQ(j["usage"]["completion_tokens"], 1500);
+    EXPECT_EQ(j["choices"][0]["finish_reason"], "length");
+    json streamed = body;
+    streamed["stream"] = true;
+    EXPECT_EQ(j["choices"][0]["text"], streamed_text(stream(r, "/v1/completions", streamed), false));
+}
+
 // The guarantee, under the load: 32 concurrent clients (half of them streaming) on
 // -np 4 each get exactly the text their request gets alone.
 TEST(ServeBatching, SeededRequestsGiveTheSameTextAloneOrConcurrently) {

@@ -69,10 +69,31 @@ void Server::completion(const httplib::Request& req, httplib::Response& res, Api
     const ResponseIdentity id = new_identity(api == Api::chat, model_name_);
 
     if (!cr.stream) {
-        const std::string text = task->wait();
-        const Outcome o = task->outcome();
-        if (o.reason == FinishReason::error) throw ApiError(o.error_status, o.error_message);
-        res.set_content(dump_json(completion_body(id, text, o)), "application/json");
+        // An answer ready within a moment of the slot taking it (and every error) gets a plain
+        // response with its status. A longer one is sent chunked, after a space every
+        // kKeepAlive while it is generated (JSON allows leading whitespace): a write that fails
+        // means the client left, and its slot is freed at the next step. httplib 0.11 gives a
+        // handler no other sign of a closed connection.
+        constexpr auto kKeepAlive = std::chrono::milliseconds(200);
+        if (!task->wait_started() || task->wait_done_for(kKeepAlive)) {
+            const std::string text = task->wait();
+            const Outcome o = task->outcome();
+            if (o.reason == FinishReason::error) throw ApiError(o.error_status ? o.error_status : 503, o.error_message);
+            res.set_content(dump_json(completion_body(id, text, o)), "application/json");
+            return;
+        }
+        res.set_chunked_content_provider(
+            "application/json",
+            [task, id, kKeepAlive](size_t, httplib::DataSink& sink) {
+                if (!task->wait_done_for(kKeepAlive)) return sink.write(" ", 1) || (task->cancel(), false);
+                const Outcome o = task->outcome();
+                const std::string body = o.reason == FinishReason::error ? dump_json(error_json(o.error_status, o.error_message))
+                                                                        : dump_json(completion_body(id, task->wait(), o));
+                if (!sink.write(body.data(), body.size())) return false;
+                sink.done();
+                return true;
+            },
+            [task](bool) { task->cancel(); });  // ended either way: a finished task ignores it
         return;
     }
     // A stream answers 200 once a slot has the request; before that an error keeps its status

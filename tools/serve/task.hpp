@@ -109,6 +109,11 @@ public:
         cv_.wait(lk, [&] { return started_ || done_; });
         return started_;
     }
+    // Waits up to `timeout` for the outcome; true once it is set.
+    bool wait_done_for(std::chrono::milliseconds timeout) {
+        std::unique_lock lk(mu_);
+        return cv_.wait_for(lk, timeout, [&] { return done_; });
+    }
     // Blocks until the outcome is set; returns the whole text.
     std::string wait() {
         std::unique_lock lk(mu_);
