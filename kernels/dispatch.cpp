@@ -133,10 +133,11 @@ struct Tables {
 #if defined(POCKET_KERNELS_X86)
         rows[1][static_cast<int>(GgmlType::Q8_0)].quantize_row = quantize_q8_0_avx2();
         rows[2][static_cast<int>(GgmlType::Q8_0)].quantize_row = quantize_q8_0_avx512();
+        rows[1][static_cast<int>(GgmlType::Q8_K)].quantize_row = quantize_q8_K_avx2();
+        rows[2][static_cast<int>(GgmlType::Q8_K)].quantize_row = quantize_q8_K_avx512();
         for (int k : {1, 2}) {
             rows[k][static_cast<int>(GgmlType::F16)].dequantize_row = dequantize_f16_f16c();
             rows[k][static_cast<int>(GgmlType::F16)].quantize_row = quantize_f16_f16c();
-            rows[k][static_cast<int>(GgmlType::Q8_K)].quantize_row = quantize_q8_K_avx2();
         }
 #endif
     }

@@ -40,6 +40,7 @@ QuantizeRowFn quantize_q8_0_avx2();
 QuantizeRowFn quantize_q8_0_avx512();
 // Q8_K (the activations of K-quant and IQ4_XS products), same bits as the scalar.
 QuantizeRowFn quantize_q8_K_avx2();
+QuantizeRowFn quantize_q8_K_avx512();
 // f16 rows (the KV cache) through F16C, same bits as the scalar; AVX2 and AVX-512 alike.
 DequantizeRowFn dequantize_f16_f16c();
 QuantizeRowFn quantize_f16_f16c();

@@ -624,6 +624,21 @@ void kquant_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_
 
 // ---------------------------------------------------------------- Q8_0 quantization
 
+// The largest of eight floats.
+inline float hmax_ps(__m256 m) {
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_max_ss(h, _mm_movehdup_ps(h));
+    return _mm_cvtss_f32(h);
+}
+
+// 32 levels in -127..127 (four vectors of int32, in order) stored as int8: the saturating
+// packs keep them and interleave 128-bit lanes; the permute restores the order.
+inline void store_levels32(const __m256i q[4], int8_t* out) {
+    const __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+}
+
 // The scalar reference's bits (quantize_legacy.cpp): d = amax / 127, each x * (1/d) rounded
 // half away from zero, as std::round does. SIMD rounds to nearest even, so the rounding is
 // built from a truncation and the exact remainder. Activations of every Q4_0 / Q8_0 product
@@ -636,10 +651,7 @@ void quantize_row_q8_0_simd(const float* x, void* vy, int64_t n, const float*) {
         for (int k = 0; k < 4; ++k) v[k] = _mm256_loadu_ps(x + 8 * k);
         const __m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign, v[0]), _mm256_andnot_ps(sign, v[1])),
                                        _mm256_max_ps(_mm256_andnot_ps(sign, v[2]), _mm256_andnot_ps(sign, v[3])));
-        __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-        h = _mm_max_ss(h, _mm_movehdup_ps(h));
-        const float amax = _mm_cvtss_f32(h);
+        const float amax = hmax_ps(m);
         const float d = amax / 127;
         const float id = d != 0 ? 1.0f / d : 0.0f;
         y[i].d = f32_to_fp16(d);
@@ -652,9 +664,7 @@ void quantize_row_q8_0_simd(const float* x, void* vy, int64_t n, const float*) {
             const __m256 step = _mm256_and_ps(away, _mm256_or_ps(one, _mm256_and_ps(sign, p)));  // +-1 where |frac| >= 0.5
             q[k] = _mm256_cvttps_epi32(_mm256_add_ps(t, step));
         }
-        // int32 -> int8; the packs interleave 128-bit lanes, the permute restores the order.
-        const __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[i].qs), _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+        store_levels32(q, y[i].qs);
     }
 }
 
@@ -671,10 +681,7 @@ void quantize_row_q8_K_simd(const float* x, void* vy, int64_t n, const float*) {
     for (int64_t i = 0; i < n / kQKK; ++i, x += kQKK) {
         __m256 m = _mm256_setzero_ps();
         for (int k = 0; k < kQKK / 8; ++k) m = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + 8 * k)), m);  // NaN skipped
-        __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-        h = _mm_max_ss(h, _mm_movehdup_ps(h));
-        const float amax = _mm_cvtss_f32(h);
+        const float amax = hmax_ps(m);
         if (amax == 0) {
             std::memset(&y[i], 0, sizeof(block_q8_K));
             continue;
@@ -699,10 +706,7 @@ void quantize_row_q8_K_simd(const float* x, void* vy, int64_t n, const float*) {
             }
             y[i].bsums[2 * g] = static_cast<int16_t>(hsum_i32(_mm256_add_epi32(q[0], q[1])));
             y[i].bsums[2 * g + 1] = static_cast<int16_t>(hsum_i32(_mm256_add_epi32(q[2], q[3])));
-            // levels lie in -127..127: the saturating packs keep them; the permute undoes their lane order
-            const __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[i].qs + 32 * g),
-                                _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+            store_levels32(q, y[i].qs + 32 * g);
         }
         y[i].d = 1 / iscale;
     }
