@@ -6,6 +6,9 @@
 #ifdef POCKET_HAVE_VULKAN
 #include "backend/vulkan/vk_backend.hpp"
 #endif
+#ifdef POCKET_HAVE_CUDA
+#include "backend/cuda/cuda_registry.hpp"
+#endif
 
 #include <algorithm>
 #include <cstdlib>
@@ -38,8 +41,16 @@ struct Registry {
         if (searched) return;
         searched = true;
         // GPU backends compiled into this binary register their devices here.
+        // CUDA first: on an NVIDIA machine with both, CUDA0 is the faster and the default.
+#ifdef POCKET_HAVE_CUDA
+        std::string cuda_problem;
+        for (auto& d : cuda::find_devices(cuda_problem)) devices.push_back(std::move(d));
+#endif
 #ifdef POCKET_HAVE_VULKAN
         for (auto& d : vulkan::find_devices(gpu_problem)) devices.push_back(std::move(d));
+#endif
+#ifdef POCKET_HAVE_CUDA
+        if (!cuda_problem.empty()) gpu_problem = gpu_problem.empty() ? cuda_problem : cuda_problem + "; " + gpu_problem;
 #endif
         // Debugging: POCKET_TEST_DEVICE=1 (or a size in MiB) adds the copy-through device.
         if (const char* v = std::getenv("POCKET_TEST_DEVICE"); v && *v && std::string_view(v) != "0") {
