@@ -26,7 +26,7 @@ gtest() {   # name binary filter seconds
     grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \]|tests? ran|exit " "$OUT/$1.txt" | tail -25 | tee -a "$OUT/summary.txt"
 }
 gtest harness test_backend 'Ops/OpHarness.*:OpHarnessBits.*:CudaDevice.*' 100 &
-gtest logits model_tests '*ReferenceLogits*gpu*:*OnTheGpu*' 150 &
+gtest logits model_tests '*MatchLlamaCpp/*_ngl*:*OnTheGpu*:-*rand_gemma_f32*:*llama3rope*:*phi3*' 150 &
 gtest perplexity tools_tests 'Perplexity.MatchesLlamaPerplexityOnTheGpu' 150 &
 wait
 [ "${1:-}" = quick ] && exit 0
@@ -37,3 +37,6 @@ for t in ${BENCH_TYPES:-Q4_0 Q4_K_M}; do $B/quantize /tmp/tl-f16.gguf /tmp/tl-$t
 for t in f16 ${BENCH_TYPES:-Q4_0 Q4_K_M}; do
     timeout 45 $B/bench -m /tmp/tl-$t.gguf -ngl 99 -p 512 -n 128 -r 3 2>&1 | tee -a "$OUT/summary.txt"
 done
+log "kernel time by op (POCKET_CUDA_PROFILE=1), Q4_0: pp512, then tg128"
+POCKET_CUDA_PROFILE=1 timeout 45 $B/bench -m /tmp/tl-Q4_0.gguf -ngl 99 -p 512 -n 0 -r 1 2>&1 | grep -A 30 "kernel time" | tee -a "$OUT/summary.txt"
+POCKET_CUDA_PROFILE=1 timeout 45 $B/bench -m /tmp/tl-Q4_0.gguf -ngl 99 -p 0 -n 128 -r 1 2>&1 | grep -A 30 "kernel time" | tee -a "$OUT/summary.txt"

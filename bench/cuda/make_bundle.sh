@@ -2,8 +2,8 @@
 # Builds pocket with the CUDA backend here (nvcc compiles; no GPU needed) and packs what
 # bench/cuda/device_check.sh runs on a GPU machine into .cuda-carry/bundle.tar.xz: the test
 # and tool binaries (stripped), the shared libraries they link that a bare machine lacks,
-# and the part of ../shared the GPU tests read (the models that fit the 64 MiB a device call
-# carries; the five largest f32 models stay behind, so their reference cases fail there).
+# and the part of ../shared the GPU tests read (what fits the 64 MiB a device call carries:
+# the f32 gemma, phi3 and llama3rope models stay behind; device_check.sh skips their cases).
 #   bash bench/cuda/make_bundle.sh        (POCKET_CUDA_ARCHS=90 by default: an H100/H200)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,7 +22,9 @@ ldd .cuda-bundle/bin/* | awk '/=> \// {print $3}' | sort -u | grep -E 'fmt|spdlo
 cp -r "$SHARED"/reference/{manifest.json,MANIFEST.md,a_stories260K,b_quant,c_arch,d_perplexity,g_arch2,tokens} .cuda-bundle/shared/reference/
 mkdir -p .cuda-bundle/shared/reference/models
 find "$SHARED"/reference/models -name '*.gguf' -size -4M -exec cp {} .cuda-bundle/shared/reference/models/ \;
-cp "$SHARED"/reference/models/rand-llama-f32.gguf .cuda-bundle/shared/reference/models/
+cp "$SHARED"/reference/models/rand-{llama,qwen2}-f32.gguf .cuda-bundle/shared/reference/models/
+mkdir -p .cuda-bundle/shared/text
+cp "$SHARED"/text/mini_story.txt .cuda-bundle/shared/text/
 cp -r "$SHARED"/gguf .cuda-bundle/shared/
 cp "$SHARED"/vocab/ggml-vocab-llama-spm.gguf .cuda-bundle/shared/vocab/
 tar -cf - .cuda-bundle | xz -T2 -6 > .cuda-carry/bundle.tar.xz

@@ -2,15 +2,20 @@
 // stream. The first time a run comes (or whenever its memory or parameters changed) the
 // kernels are launched one by one; when the same run comes back unchanged, it is captured
 // once into a CUDA graph and from then on replayed with one launch (a decode step's few
-// hundred kernels cost one call). POCKET_CUDA_GRAPHS=0 launches one by one always.
+// hundred kernels cost one call). POCKET_CUDA_GRAPHS=0 launches one by one always;
+// POCKET_CUDA_PROFILE=1 does too, timing each kernel with events, and prints the time per
+// op (and weight type, and batch shape) to stderr when the backend goes.
 #include "backend/cuda/cuda_device.hpp"
 #include "backend/cuda/cuda_ops.hpp"
 #include "pocket/error.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -24,6 +29,23 @@ bool graphs_enabled() {
         return !(v && std::string_view(v) == "0");
     }();
     return on;
+}
+
+bool profiling() {
+    static const bool on = [] {
+        const char* v = std::getenv("POCKET_CUDA_PROFILE");
+        return v && *v && std::string_view(v) != "0";
+    }();
+    return on;
+}
+
+// What a profile line groups by: the op, its weight type for products, one column or many.
+std::string profile_key(const Tensor& n) {
+    std::string k(op_name(n.op));
+    if (n.op == Op::mul_mat || n.op == Op::mul_mat_id || n.op == Op::get_rows) k += " " + std::string(n.src[0]->type_info().name);
+    if (n.op == Op::flash_attn) k += " " + std::string(n.src[1]->type_info().name) + (n.src[0]->ne[1] == 1 ? " x1" : " xN");
+    if (n.op == Op::mul_mat) k += n.src[1]->ne[1] == 1 ? " x1" : " xN";
+    return k;
 }
 
 void launch(const Tensor& node, const Launch& l) {
@@ -65,6 +87,11 @@ public:
     ~CudaBackend() override {
         device_.use();
         cudaStreamSynchronize(stream_);
+        if (!profile_.empty()) print_profile();
+        for (auto& [a, b] : events_) {
+            cudaEventDestroy(a);
+            cudaEventDestroy(b);
+        }
         clear_runs();
         cudaStreamDestroy(stream_);
     }
@@ -98,7 +125,7 @@ public:
             run.no_graph = false;
             run.signature = sig_;
             launch_all(nodes);
-        } else if (run.exec || (graphs_enabled() && !run.no_graph && capture(nodes, run))) {
+        } else if (run.exec || (graphs_enabled() && !profiling() && !run.no_graph && capture(nodes, run))) {
             check(cudaGraphLaunch(run.exec, stream_), device_.name(), "cudaGraphLaunch");
         } else {
             launch_all(nodes);
@@ -136,8 +163,49 @@ private:
     }
 
     void launch_all(std::span<Tensor* const> nodes) {
+        if (profiling()) return launch_timed(nodes);
         for (const Tensor* n : nodes)
             if (!op_is_view(n->op)) launch(*n, launch_);
+    }
+
+    void launch_timed(std::span<Tensor* const> nodes) {
+        size_t used = 0;
+        std::vector<const Tensor*> timed;
+        for (const Tensor* n : nodes) {
+            if (op_is_view(n->op)) continue;
+            if (used == events_.size()) {
+                std::pair<cudaEvent_t, cudaEvent_t> e;
+                check(cudaEventCreate(&e.first), device_.name(), "cudaEventCreate");
+                check(cudaEventCreate(&e.second), device_.name(), "cudaEventCreate");
+                events_.push_back(e);
+            }
+            cudaEventRecord(events_[used].first, stream_);
+            launch(*n, launch_);
+            cudaEventRecord(events_[used].second, stream_);
+            timed.push_back(n);
+            ++used;
+        }
+        check(cudaStreamSynchronize(stream_), device_.name(), "a kernel");
+        for (size_t i = 0; i < used; ++i) {
+            float ms = 0;
+            cudaEventElapsedTime(&ms, events_[i].first, events_[i].second);
+            auto& [total, count] = profile_[profile_key(*timed[i])];
+            total += ms;
+            ++count;
+        }
+    }
+
+    void print_profile() const {
+        std::vector<std::pair<double, std::string>> rows;
+        double all = 0;
+        for (const auto& [k, v] : profile_) {
+            rows.emplace_back(v.first, k);
+            all += v.first;
+        }
+        std::sort(rows.rbegin(), rows.rend());
+        std::fprintf(stderr, "%s kernel time by op: %.1f ms in all\n", std::string(device_.name()).c_str(), all);
+        for (const auto& [ms, k] : rows)
+            std::fprintf(stderr, "  %-24s %9.2f ms %5.1f%% %8zu launches\n", k.c_str(), ms, 100 * ms / all, profile_.at(k).second);
     }
 
     // Records the launches into a graph; false (and the run launched directly later) when
@@ -181,6 +249,8 @@ private:
     Launch launch_;
     std::map<Key, Run> runs_;
     std::vector<uint64_t> sig_;
+    std::vector<std::pair<cudaEvent_t, cudaEvent_t>> events_;      // POCKET_CUDA_PROFILE
+    std::map<std::string, std::pair<double, size_t>> profile_;     // key -> (ms, launches)
 };
 
 }  // namespace
