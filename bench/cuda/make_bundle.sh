@@ -21,7 +21,7 @@ ldd .cuda-bundle/bin/* | awk '/=> \// {print $3}' | sort -u | grep -E 'fmt|spdlo
   xargs -r -I{} cp -L {} .cuda-bundle/lib/
 cp -r "$SHARED"/reference/{manifest.json,MANIFEST.md,a_stories260K,b_quant,c_arch,d_perplexity,g_arch2,tokens} .cuda-bundle/shared/reference/
 mkdir -p .cuda-bundle/shared/reference/models
-find "$SHARED"/reference/models -name '*.gguf' -size -4M -exec cp {} .cuda-bundle/shared/reference/models/ \;
+find "$SHARED"/reference/models -name "*.gguf" -size -4000k -exec cp {} .cuda-bundle/shared/reference/models/ \;
 cp "$SHARED"/reference/models/rand-{llama,qwen2}-f32.gguf .cuda-bundle/shared/reference/models/
 mkdir -p .cuda-bundle/shared/text
 cp "$SHARED"/text/mini_story.txt .cuda-bundle/shared/text/

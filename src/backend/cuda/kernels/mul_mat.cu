@@ -100,6 +100,9 @@ __global__ void __launch_bounds__(kThreads) mul_mat_vec_kernel(const MatArgs a) 
 #pragma unroll
         for (uint32_t c = 0; c < COLS; ++c) acc[r][c] = 0.0f;
 
+    // Unrolled so that several chunks' loads are in flight at once; the sums still run chunk
+    // after chunk.
+#pragma unroll 4
     for (int64_t ch = 0; ch < n_chunks; ++ch) {
         const int64_t k = ch * 128 + lane * 4;
         if (k >= K) break;  // only the end of a float row is partial
@@ -237,7 +240,9 @@ void launch_mul_mat(const MatArgs& a, uint32_t n_planes, cudaStream_t stream) {
     if (a.M >= kTiledMinColumns) {
         mul_mm_kernel<T><<<dim3(ceil_div(a.N, 8), ceil_div(a.M, 16), n_planes), kThreads, 0, stream>>>(a);
     } else if (a.M == 1) {
-        mul_mat_vec_kernel<T, 4, 1, false><<<dim3(ceil_div(a.N, 16), 1, n_planes), kThreads, 0, stream>>>(a);
+        // One row per warp: a decode step's product is a few thousand rows, and only many
+        // warps in flight keep the memory busy (4 rows per warp left 4 warps per SM on an H200).
+        mul_mat_vec_kernel<T, 1, 1, false><<<dim3(ceil_div(a.N, 4), 1, n_planes), kThreads, 0, stream>>>(a);
     } else {
         mul_mat_vec_kernel<T, 4, 8, false><<<dim3(ceil_div(a.N, 16), ceil_div(a.M, 8), n_planes), kThreads, 0, stream>>>(a);
     }
@@ -245,7 +250,7 @@ void launch_mul_mat(const MatArgs& a, uint32_t n_planes, cudaStream_t stream) {
 
 template <GgmlType T>
 void launch_mul_mat_id(const MatArgs& a, uint32_t n_used, uint32_t n_tokens, cudaStream_t stream) {
-    mul_mat_vec_kernel<T, 4, 1, true><<<dim3(ceil_div(a.N, 16), n_used, n_tokens), kThreads, 0, stream>>>(a);
+    mul_mat_vec_kernel<T, 1, 1, true><<<dim3(ceil_div(a.N, 4), n_used, n_tokens), kThreads, 0, stream>>>(a);
 }
 
 #define POCKET_CUDA_WEIGHT_TYPES(X) \
