@@ -85,7 +85,6 @@ __global__ void __launch_bounds__(kThreads) mul_mat_vec_kernel(const MatArgs a) 
         xb = a.x + i2 * a.x_nb2 + i3 * a.x_nb3;
         db = a.d + i3 * a.d_nb3 + i2 * a.d_nb2;
     }
-    const int64_t n_chunks = (K + 127) / 128;
 
     const uint8_t* w_row[ROWS];
 #pragma unroll
@@ -100,12 +99,13 @@ __global__ void __launch_bounds__(kThreads) mul_mat_vec_kernel(const MatArgs a) 
 #pragma unroll
         for (uint32_t c = 0; c < COLS; ++c) acc[r][c] = 0.0f;
 
-    // Unrolled so that several chunks' loads are in flight at once; the sums still run chunk
-    // after chunk.
+    // The chunks holding this lane's elements (only the end of a float row is partial). A
+    // loop without an exit in its body, unrolled, so that several chunks' loads are in flight
+    // at once (a decode product waits on memory); the sums still run chunk after chunk.
+    const int64_t my_chunks = K > static_cast<int64_t>(lane) * 4 ? (K - static_cast<int64_t>(lane) * 4 + 127) / 128 : 0;
 #pragma unroll 4
-    for (int64_t ch = 0; ch < n_chunks; ++ch) {
+    for (int64_t ch = 0; ch < my_chunks; ++ch) {
         const int64_t k = ch * 128 + lane * 4;
-        if (k >= K) break;  // only the end of a float row is partial
         // Quantized rows hold whole blocks of 32: all four elements are in the row.
         const uint32_t n = dq::is_float_type<T> ? static_cast<uint32_t>(K - k < 4 ? K - k : 4) : 4u;
         float xv[COLS][4];
