@@ -103,16 +103,26 @@ __global__ void __launch_bounds__(kThreads) mul_mat_vec_kernel(const MatArgs a) 
     // loop without an exit in its body, unrolled, so that several chunks' loads are in flight
     // at once (a decode product waits on memory); the sums still run chunk after chunk.
     const int64_t my_chunks = K > static_cast<int64_t>(lane) * 4 ? (K - static_cast<int64_t>(lane) * 4 + 127) / 128 : 0;
-#pragma unroll 4
+    // Activations read 16 bytes at a time where their rows allow it (the usual case).
+    bool x_vec = a.x_nb0 == 4;
+#pragma unroll
+    for (uint32_t c = 0; c < COLS; ++c) x_vec = x_vec && reinterpret_cast<uintptr_t>(x_col[c]) % 16 == 0;
+#pragma unroll(COLS == 1 ? 8 : 2)
     for (int64_t ch = 0; ch < my_chunks; ++ch) {
         const int64_t k = ch * 128 + lane * 4;
         // Quantized rows hold whole blocks of 32: all four elements are in the row.
         const uint32_t n = dq::is_float_type<T> ? static_cast<uint32_t>(K - k < 4 ? K - k : 4) : 4u;
         float xv[COLS][4];
 #pragma unroll
-        for (uint32_t c = 0; c < COLS; ++c)
+        for (uint32_t c = 0; c < COLS; ++c) {
+            if (x_vec && n == 4) {
+                const float4 x4 = *reinterpret_cast<const float4*>(x_col[c] + k * 4);
+                xv[c][0] = x4.x, xv[c][1] = x4.y, xv[c][2] = x4.z, xv[c][3] = x4.w;
+            } else {
 #pragma unroll
-            for (uint32_t e = 0; e < 4; ++e) xv[c][e] = e < n ? load_f32(x_col[c] + (k + e) * a.x_nb0) : 0.0f;
+                for (uint32_t e = 0; e < 4; ++e) xv[c][e] = e < n ? load_f32(x_col[c] + (k + e) * a.x_nb0) : 0.0f;
+            }
+        }
 #pragma unroll
         for (uint32_t r = 0; r < ROWS; ++r) {
             float w[4];
@@ -144,14 +154,17 @@ __global__ void __launch_bounds__(kThreads) mul_mat_vec_kernel(const MatArgs a) 
     }
 }
 
-// mul_mm.comp: a block computes a tile of BM = 8 rows x BN = 16 columns; its 4 warps form a
-// 2 x 2 grid of 4 x 8 blocks. For each chunk of 128 elements the chunk of every tile row
+// mul_mm.comp's tiles: a block computes BM = GR * 4 rows x BN = GC * 8 columns; its GR x GC
+// warps each own 4 x 8 of them. For each chunk of 128 elements the chunk of every tile row
 // (dequantized once) and of every tile column is staged in shared memory. Grid:
-// (ceil(N / 8), ceil(M / 16), ne12 * ne13). The order of every sum is mul_mat_vec_kernel's.
-template <GgmlType T>
-__global__ void __launch_bounds__(kThreads) mul_mm_kernel(const MatArgs a) {
-    constexpr uint32_t ROWS = 4, COLS = 8, GR = 2, GC = 2;
+// (ceil(N / BM), ceil(M / BN), ne12 * ne13). The order of every sum is mul_mat_vec_kernel's,
+// whatever the tile's shape. Tall tiles (8 x 1 warps: 32 rows) read each activation column
+// once per 32 rows: the activations, not the weights, are most of a prompt product's traffic.
+template <GgmlType T, uint32_t GR, uint32_t GC>
+__global__ void __launch_bounds__(kLanes * GR * GC) mul_mm_kernel(const MatArgs a) {
+    constexpr uint32_t ROWS = 4, COLS = 8, NW = GR * GC;
     constexpr uint32_t BM = GR * ROWS, BN = GC * COLS;
+    static_assert(BM % NW == 0 && BN % NW == 0, "each warp stages whole rows and columns");
     __shared__ float4 w_tile[BM][kLanes];  // the chunk of each tile row: lane l's four weights at [r][l]
     __shared__ float4 x_tile[BN][kLanes];  // the chunk of each tile column
 
@@ -165,14 +178,14 @@ __global__ void __launch_bounds__(kThreads) mul_mm_kernel(const MatArgs a) {
     uint8_t* db = a.d + i3 * a.d_nb3 + i2 * a.d_nb2;
     const int64_t n_chunks = (K + 127) / 128;
 
-    // Staging: group g loads tile rows g, g + 4 and tile columns g, g + 4, g + 8, g + 12, at
+    // Staging: warp g loads tile rows g, g + NW, ... and tile columns g, g + NW, ..., at
     // its lane's place in the chunk (rows and columns past the end repeat the last one).
-    const uint8_t* w_row[BM / kGroups];
+    const uint8_t* w_row[BM / NW];
 #pragma unroll
-    for (uint32_t i = 0; i < BM / kGroups; ++i) w_row[i] = wb + min(row_base + group + kGroups * i, N - 1) * a.w_nb1;
-    const uint8_t* x_col[BN / kGroups];
+    for (uint32_t i = 0; i < BM / NW; ++i) w_row[i] = wb + min(row_base + group + NW * i, N - 1) * a.w_nb1;
+    const uint8_t* x_col[BN / NW];
 #pragma unroll
-    for (uint32_t i = 0; i < BN / kGroups; ++i) x_col[i] = xb + min(col_base + group + kGroups * i, M - 1) * a.x_nb1;
+    for (uint32_t i = 0; i < BN / NW; ++i) x_col[i] = xb + min(col_base + group + NW * i, M - 1) * a.x_nb1;
 
     float acc[ROWS][COLS];
 #pragma unroll
@@ -184,18 +197,18 @@ __global__ void __launch_bounds__(kThreads) mul_mm_kernel(const MatArgs a) {
         const int64_t k = ch * 128 + lane * 4;
         const uint32_t n = k < K ? static_cast<uint32_t>(K - k < 4 ? K - k : 4) : 0u;  // only the end of a float row is partial
 #pragma unroll
-        for (uint32_t i = 0; i < BM / kGroups; ++i) {
+        for (uint32_t i = 0; i < BM / NW; ++i) {
             float w[4] = {0.0f, 0.0f, 0.0f, 0.0f};
             if (n > 0) dq::dequant4<T>(w_row[i], static_cast<uint64_t>(ch), lane, n, w);
-            w_tile[group + kGroups * i][lane] = make_float4(w[0], w[1], w[2], w[3]);
+            w_tile[group + NW * i][lane] = make_float4(w[0], w[1], w[2], w[3]);
         }
 #pragma unroll
-        for (uint32_t i = 0; i < BN / kGroups; ++i) {
+        for (uint32_t i = 0; i < BN / NW; ++i) {
             float x[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
             for (uint32_t e = 0; e < 4; ++e)
                 if (e < n) x[e] = load_f32(x_col[i] + (k + e) * a.x_nb0);
-            x_tile[group + kGroups * i][lane] = make_float4(x[0], x[1], x[2], x[3]);
+            x_tile[group + NW * i][lane] = make_float4(x[0], x[1], x[2], x[3]);
         }
         __syncthreads();
 #pragma unroll
@@ -238,7 +251,7 @@ uint32_t ceil_div(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 
 template <GgmlType T>
 void launch_mul_mat(const MatArgs& a, uint32_t n_planes, cudaStream_t stream) {
     if (a.M >= kTiledMinColumns) {
-        mul_mm_kernel<T><<<dim3(ceil_div(a.N, 8), ceil_div(a.M, 16), n_planes), kThreads, 0, stream>>>(a);
+        mul_mm_kernel<T, 8, 1><<<dim3(ceil_div(a.N, 32), ceil_div(a.M, 8), n_planes), kLanes * 8, 0, stream>>>(a);
     } else if (a.M == 1) {
         // One row per warp: a decode step's product is a few thousand rows, and only many
         // warps in flight keep the memory busy (4 rows per warp left 4 warps per SM on an H200).
