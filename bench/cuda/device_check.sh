@@ -37,6 +37,9 @@ for t in ${BENCH_TYPES:-Q4_0 Q4_K_M}; do $B/quantize /tmp/tl-f16.gguf /tmp/tl-$t
 for t in f16 ${BENCH_TYPES:-Q4_0 Q4_K_M}; do
     timeout 45 $B/bench -m /tmp/tl-$t.gguf -ngl 99 -p 512 -n 128 -r 3 2>&1 | tee -a "$OUT/summary.txt"
 done
+log "tg128, Q4_0: graphs replayed (POCKET_CUDA_STATS=1), then without graphs (POCKET_CUDA_GRAPHS=0)"
+POCKET_CUDA_STATS=1 timeout 45 $B/bench -m /tmp/tl-Q4_0.gguf -ngl 99 -p 0 -n 128 -r 2 2>&1 | grep -E "runs:|tg128" | tee -a "$OUT/summary.txt"
+POCKET_CUDA_GRAPHS=0 timeout 45 $B/bench -m /tmp/tl-Q4_0.gguf -ngl 99 -p 0 -n 128 -r 2 2>&1 | grep -E "tg128" | tee -a "$OUT/summary.txt"
 log "kernel time by op (POCKET_CUDA_PROFILE=1), Q4_0: pp512, then tg128"
 POCKET_CUDA_PROFILE=1 timeout 45 $B/bench -m /tmp/tl-Q4_0.gguf -ngl 99 -p 512 -n 0 -r 1 2>&1 | grep -A 30 "kernel time" | tee -a "$OUT/summary.txt"
 POCKET_CUDA_PROFILE=1 timeout 45 $B/bench -m /tmp/tl-Q4_0.gguf -ngl 99 -p 0 -n 128 -r 1 2>&1 | grep -A 30 "kernel time" | tee -a "$OUT/summary.txt"

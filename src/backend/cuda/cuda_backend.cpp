@@ -4,7 +4,8 @@
 // once into a CUDA graph and from then on replayed with one launch (a decode step's few
 // hundred kernels cost one call). POCKET_CUDA_GRAPHS=0 launches one by one always;
 // POCKET_CUDA_PROFILE=1 does too, timing each kernel with events, and prints the time per
-// op (and weight type, and batch shape) to stderr when the backend goes.
+// op (and weight type, and batch shape) to stderr when the backend goes; POCKET_CUDA_STATS=1
+// prints how many runs were replayed, captured and launched directly.
 #include "backend/cuda/cuda_device.hpp"
 #include "backend/cuda/cuda_ops.hpp"
 #include "pocket/error.hpp"
@@ -27,6 +28,14 @@ bool graphs_enabled() {
     static const bool on = [] {
         const char* v = std::getenv("POCKET_CUDA_GRAPHS");
         return !(v && std::string_view(v) == "0");
+    }();
+    return on;
+}
+
+bool stats_wanted() {
+    static const bool on = [] {
+        const char* v = std::getenv("POCKET_CUDA_STATS");
+        return v && *v && std::string_view(v) != "0";
     }();
     return on;
 }
@@ -88,6 +97,9 @@ public:
         device_.use();
         cudaStreamSynchronize(stream_);
         if (!profile_.empty()) print_profile();
+        if (stats_wanted())
+            std::fprintf(stderr, "%s: %zu runs: %zu replayed as graphs, %zu captured, %zu launched directly\n",
+                         std::string(device_.name()).c_str(), n_replayed_ + n_captured_ + n_direct_, n_replayed_, n_captured_, n_direct_);
         for (auto& [a, b] : events_) {
             cudaEventDestroy(a);
             cudaEventDestroy(b);
@@ -125,10 +137,16 @@ public:
             run.no_graph = false;
             run.signature = sig_;
             launch_all(nodes);
-        } else if (run.exec || (graphs_enabled() && !profiling() && !run.no_graph && capture(nodes, run))) {
+            ++n_direct_;
+        } else if (run.exec) {
             check(cudaGraphLaunch(run.exec, stream_), device_.name(), "cudaGraphLaunch");
+            ++n_replayed_;
+        } else if (graphs_enabled() && !profiling() && !run.no_graph && capture(nodes, run)) {
+            check(cudaGraphLaunch(run.exec, stream_), device_.name(), "cudaGraphLaunch");
+            ++n_captured_;
         } else {
             launch_all(nodes);
+            ++n_direct_;
         }
         check(cudaGetLastError(), device_.name(), "a kernel launch");
     }
@@ -251,6 +269,7 @@ private:
     std::vector<uint64_t> sig_;
     std::vector<std::pair<cudaEvent_t, cudaEvent_t>> events_;      // POCKET_CUDA_PROFILE
     std::map<std::string, std::pair<double, size_t>> profile_;     // key -> (ms, launches)
+    size_t n_replayed_ = 0, n_captured_ = 0, n_direct_ = 0;        // POCKET_CUDA_STATS
 };
 
 }  // namespace
