@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 SHARED=${POCKET_SHARED:-../shared}
 cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=Release -DPOCKET_CUDA=ON -DPOCKET_CUDA_ARCHS="${POCKET_CUDA_ARCHS:-90}" \
-  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache >/dev/null
+  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache >/dev/null
 cmake --build build-cuda -j"$(nproc)" --target test_backend model_tests tools_tests run perplexity bench gguf quantize
 rm -rf .cuda-bundle .cuda-carry
 mkdir -p .cuda-bundle/bin .cuda-bundle/lib .cuda-bundle/shared/reference .cuda-bundle/shared/vocab .cuda-carry

@@ -94,7 +94,7 @@ public:
         launch_.sm_count = device_.sm_count();
     }
     ~CudaBackend() override {
-        device_.use();
+        device_.use_quietly();
         cudaStreamSynchronize(stream_);
         if (!profile_.empty()) print_profile();
         if (stats_wanted())
@@ -169,6 +169,7 @@ private:
             for (const Tensor* t : std::array<const Tensor*, 1 + kMaxSrc>{n, n->src[0], n->src[1], n->src[2], n->src[3], n->src[4]}) {
                 if (!t) continue;
                 s.push_back(reinterpret_cast<uintptr_t>(t->data));
+                s.push_back(static_cast<uint64_t>(t->type));
                 for (int d = 0; d < kMaxDims; ++d) {
                     s.push_back(static_cast<uint64_t>(t->ne[d]));
                     s.push_back(t->nb[d]);
@@ -231,6 +232,7 @@ private:
     bool capture(std::span<Tensor* const> nodes, Run& run) {
         cudaGraph_t graph = nullptr;
         run.no_graph = true;   // until the capture succeeds
+        std::lock_guard lock(device_.mutex());
         if (cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
             cudaGetLastError();
             return false;

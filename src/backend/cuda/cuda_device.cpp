@@ -55,7 +55,7 @@ std::unique_ptr<Buffer> CudaDevice::alloc_buffer(size_t bytes) {
 std::unique_ptr<Backend> CudaDevice::make_backend(int) { return cuda::make_backend(*this); }
 
 CudaBuffer::~CudaBuffer() {
-    device_.use();
+    device_.use_quietly();
     cudaFree(data());
 }
 
@@ -67,6 +67,7 @@ void CudaBuffer::check_range(const void* at, size_t size) const {
 void CudaBuffer::write(void* at, const void* src, size_t size) {
     check_range(at, size);
     if (size == 0) return;
+    std::lock_guard lock(device_.mutex());
     device_.use();
     check(cudaMemcpy(at, src, size, cudaMemcpyHostToDevice), device().name(), "copy to the device");
 }
@@ -74,6 +75,7 @@ void CudaBuffer::write(void* at, const void* src, size_t size) {
 void CudaBuffer::read(const void* at, void* dst, size_t size) const {
     check_range(at, size);
     if (size == 0) return;
+    std::lock_guard lock(device_.mutex());
     device_.use();
     check(cudaMemcpy(dst, at, size, cudaMemcpyDeviceToHost), device().name(), "copy from the device");
 }
@@ -81,6 +83,7 @@ void CudaBuffer::read(const void* at, void* dst, size_t size) const {
 void CudaBuffer::fill(void* at, uint8_t value, size_t size) {
     check_range(at, size);
     if (size == 0) return;
+    std::lock_guard lock(device_.mutex());
     device_.use();
     check(cudaMemset(at, value, size), device().name(), "cudaMemset");
     // cudaMemset is asynchronous for device memory: finish it before anyone reads.
@@ -99,7 +102,8 @@ std::vector<std::unique_ptr<Device>> find_devices(std::string& problem) {
         problem = "CUDA: no NVIDIA driver";
         return out;
     }
-    if (driver < CUDART_VERSION) {
+    // CUDA's minor-version compatibility: any driver of the runtime's major version will do.
+    if (driver / 1000 < CUDART_VERSION / 1000) {
         problem = fmt::format("CUDA: the NVIDIA driver supports CUDA {}, this build of pocket needs {} or newer", version_text(driver),
                               version_text(CUDART_VERSION));
         return out;
@@ -116,11 +120,16 @@ std::vector<std::unique_ptr<Device>> find_devices(std::string& problem) {
             cudaGetLastError();
             continue;
         }
+        if (prop.major * 10 + prop.minor < POCKET_CUDA_MIN_ARCH) {
+            problem = fmt::format("CUDA: {} (compute {}.{}) not used: this build has code for compute {}.{} and newer (POCKET_CUDA_ARCHS)",
+                                  prop.name, prop.major, prop.minor, POCKET_CUDA_MIN_ARCH / 10, POCKET_CUDA_MIN_ARCH % 10);
+            continue;
+        }
         out.push_back(std::make_unique<CudaDevice>(i, fmt::format("CUDA{}", out.size()),
                                                    fmt::format("{} (compute {}.{})", prop.name, prop.major, prop.minor),
                                                    prop.multiProcessorCount));
     }
-    if (out.empty()) problem = "CUDA: no device";
+    if (out.empty() && problem.empty()) problem = "CUDA: no device";
     return out;
 }
 

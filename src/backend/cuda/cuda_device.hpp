@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -29,11 +30,17 @@ public:
     int sm_count() const { return sm_count_; }
     // Makes this device current for the calling thread (CUDA's current device is per thread).
     void use() const;
+    // The same for destructors: never throws (after a sticky error nothing else can be done).
+    void use_quietly() const noexcept { cudaSetDevice(ordinal_); }
+    // Held while a run is captured into a graph and around byte copies: a copy on the legacy
+    // stream from another thread during a capture would break the capture and fail itself.
+    std::mutex& mutex() const { return mutex_; }
 
 private:
     int ordinal_;
     std::string name_, description_;
     int sm_count_;
+    mutable std::mutex mutex_;
 };
 
 // A block of the device's memory (cudaMalloc): data() is a device address, read and written
