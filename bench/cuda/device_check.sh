@@ -10,10 +10,12 @@ OUT=${OUT:-/tmp/cuda-check}
 mkdir -p "$OUT"
 log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 
-# The tests find sources and tools by the paths they were built at (/work/main).
-if [ "$(pwd -P)" != /work/main ] && [ ! -e /work/main ]; then mkdir -p /work && ln -s "$(pwd -P)" /work/main; fi
-cd /work/main
 [ -d .cuda-bundle/bin ] || tar -xJf .cuda-carry/bundle.tar.xz
+# The tests find the sources by the path they were built at (make_bundle.sh wrote it down):
+# link that path to this checkout when it is elsewhere here.
+built_at=$(cat .cuda-bundle/source_dir)
+if [ "$(pwd -P)" != "$built_at" ] && [ ! -e "$built_at" ]; then mkdir -p "$(dirname "$built_at")" && ln -s "$(pwd -P)" "$built_at"; fi
+cd "$built_at"
 export LD_LIBRARY_PATH=$PWD/.cuda-bundle/lib POCKET_SHARED=$PWD/.cuda-bundle/shared POCKET_VULKAN=0
 B=.cuda-bundle/bin
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.memory --format=csv | tee -a "$OUT/summary.txt"

@@ -16,6 +16,7 @@ mkdir -p .cuda-bundle/bin .cuda-bundle/lib .cuda-bundle/shared/reference .cuda-b
 for b in run perplexity bench gguf quantize; do cp build-cuda/bin/$b .cuda-bundle/bin/; done
 for t in tests/backend/test_backend tests/model/model_tests tests/tools/tools_tests; do cp build-cuda/$t .cuda-bundle/bin/; done
 strip .cuda-bundle/bin/*
+pwd -P > .cuda-bundle/source_dir   # where the tests will look for the sources
 # Libraries from Debian packages that a CUDA image (Ubuntu) may not have.
 ldd .cuda-bundle/bin/* | awk '/=> \// {print $3}' | sort -u | grep -E 'fmt|spdlog|xxhash|pcre2|utf8proc|readline|gtest|gmock|httplib|tinfo|vulkan' |
   xargs -r -I{} cp -L {} .cuda-bundle/lib/

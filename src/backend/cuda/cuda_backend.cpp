@@ -24,27 +24,24 @@ namespace pocket::cuda {
 
 namespace {
 
+// An environment switch: unset or empty gives `fallback`, "0" off, anything else on.
+bool env_switch(const char* name, bool fallback) {
+    const char* v = std::getenv(name);
+    return v && *v ? std::string_view(v) != "0" : fallback;
+}
+
 bool graphs_enabled() {
-    static const bool on = [] {
-        const char* v = std::getenv("POCKET_CUDA_GRAPHS");
-        return !(v && std::string_view(v) == "0");
-    }();
+    static const bool on = env_switch("POCKET_CUDA_GRAPHS", true);
     return on;
 }
 
 bool stats_wanted() {
-    static const bool on = [] {
-        const char* v = std::getenv("POCKET_CUDA_STATS");
-        return v && *v && std::string_view(v) != "0";
-    }();
+    static const bool on = env_switch("POCKET_CUDA_STATS", false);
     return on;
 }
 
 bool profiling() {
-    static const bool on = [] {
-        const char* v = std::getenv("POCKET_CUDA_PROFILE");
-        return v && *v && std::string_view(v) != "0";
-    }();
+    static const bool on = env_switch("POCKET_CUDA_PROFILE", false);
     return on;
 }
 
@@ -91,7 +88,6 @@ public:
         device_.use();
         check(cudaStreamCreateWithFlags(&stream_, cudaStreamDefault), device_.name(), "cudaStreamCreate");
         launch_.stream = stream_;
-        launch_.sm_count = device_.sm_count();
     }
     ~CudaBackend() override {
         device_.use_quietly();

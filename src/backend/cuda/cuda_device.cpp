@@ -24,8 +24,8 @@ void check(cudaError_t r, std::string_view device, std::string_view what) {
     throw Error("{}: {} failed: {}", device, what, cudaGetErrorString(r));
 }
 
-CudaDevice::CudaDevice(int ordinal, std::string name, std::string description, int sm_count)
-    : ordinal_(ordinal), name_(std::move(name)), description_(std::move(description)), sm_count_(sm_count) {}
+CudaDevice::CudaDevice(int ordinal, std::string name, std::string description)
+    : ordinal_(ordinal), name_(std::move(name)), description_(std::move(description)) {}
 
 void CudaDevice::use() const { check(cudaSetDevice(ordinal_), name_, "cudaSetDevice"); }
 
@@ -126,8 +126,7 @@ std::vector<std::unique_ptr<Device>> find_devices(std::string& problem) {
             continue;
         }
         out.push_back(std::make_unique<CudaDevice>(i, fmt::format("CUDA{}", out.size()),
-                                                   fmt::format("{} (compute {}.{})", prop.name, prop.major, prop.minor),
-                                                   prop.multiProcessorCount));
+                                                   fmt::format("{} (compute {}.{})", prop.name, prop.major, prop.minor)));
     }
     if (out.empty() && problem.empty()) problem = "CUDA: no device";
     return out;

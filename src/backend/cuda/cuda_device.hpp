@@ -17,7 +17,7 @@ void check(cudaError_t r, std::string_view device, std::string_view what);
 
 class CudaDevice final : public Device {
 public:
-    CudaDevice(int ordinal, std::string name, std::string description, int sm_count);
+    CudaDevice(int ordinal, std::string name, std::string description);
 
     std::string_view name() const override { return name_; }
     std::string description() const override { return description_; }
@@ -27,7 +27,6 @@ public:
     std::unique_ptr<Backend> make_backend(int n_threads) override;
 
     int ordinal() const { return ordinal_; }
-    int sm_count() const { return sm_count_; }
     // Makes this device current for the calling thread (CUDA's current device is per thread).
     void use() const;
     // The same for destructors: never throws (after a sticky error nothing else can be done).
@@ -39,7 +38,6 @@ public:
 private:
     int ordinal_;
     std::string name_, description_;
-    int sm_count_;
     mutable std::mutex mutex_;
 };
 

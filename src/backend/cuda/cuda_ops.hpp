@@ -17,7 +17,6 @@ namespace pocket::cuda {
 
 struct Launch {
     cudaStream_t stream = nullptr;
-    int sm_count = 1;   // multiprocessors of the device, for grid sizing
 };
 
 void get_rows(const Tensor& node, const Launch& l);    // get_rows.cu: any weight type -> f32
