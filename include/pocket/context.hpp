@@ -10,6 +10,10 @@
 //
 // Logits do not depend on n_threads or on the batch sizes: every kernel reduces in a fixed
 // order and the batched matrix products give exactly the bits of the one-row ones.
+//
+// With n_seq > 1 (serve's -np) several sequences share the context, each in its own cells,
+// and decode_sequences() evaluates tokens of any of them in one batch; a sequence's logits are
+// still bitwise those of decoding it alone.
 #include "pocket/model.hpp"
 #include "pocket/vocab.hpp"
 
@@ -31,6 +35,17 @@ struct ContextOptions {
     // -fa: attention as one fused op (flash_attn); off: llama.cpp's non-fused path, scores
     // (mul_mat), soft_max, then the values (mul_mat), which needs a V cache of a float type.
     bool flash_attn = true;
+    // Sequences sharing the context (serve's -np): each holds n_ctx / n_seq positions, in
+    // cells of its own (a whole number of attention steps, so that it reduces as it would
+    // alone at the start of the cache).
+    uint32_t n_seq = 1;
+};
+
+// One token of a batch over several sequences (Context::decode_sequences).
+struct SeqToken {
+    TokenId token;
+    uint32_t seq;         // < ContextOptions::n_seq
+    bool logits = false;  // keep this token's logits
 };
 
 class Context {
@@ -52,18 +67,27 @@ public:
     // alone. Afterwards, clear() before the next decode().
     void decode_independent(std::span<const TokenId> tokens, uint32_t n_seq);
 
+    // Appends each token to its sequence, at that sequence's next position, and evaluates them
+    // all together (in ubatches of n_ubatch). A token attends to its own sequence's cells up to
+    // itself, never to another's. logits(i) is then the i-th token marked `logits`, in batch
+    // order. Throws pocket::Error, with nothing evaluated, when a sequence would outgrow its
+    // n_ctx() positions or a token or sequence id is out of range.
+    void decode_sequences(std::span<const SeqToken> batch);
+
     size_t n_logits() const { return n_logit_rows_; }
     std::span<const float> logits(size_t row) const;  // row < n_logits()
     std::span<const float> last_logits() const { return logits(n_logit_rows_ - 1); }
 
-    uint32_t n_past() const { return n_past_; }
-    uint32_t n_ctx() const { return n_ctx_; }
+    uint32_t n_past(uint32_t seq = 0) const;  // tokens in sequence seq
+    uint32_t n_ctx() const { return n_ctx_; } // positions one sequence can hold: -c, or -c / n_seq
+    uint32_t n_seq() const { return static_cast<uint32_t>(past_.size()); }
     const Model& model() const { return model_; }
 
-    void clear();                      // forgets every token
-    void truncate(uint32_t n_keep);    // forgets the tokens at positions >= n_keep
+    void clear();                      // forgets every token of every sequence
+    void truncate(uint32_t n_keep) { truncate(0, n_keep); }
+    void truncate(uint32_t seq, uint32_t n_keep);  // forgets seq's tokens at positions >= n_keep
     // Context shift: drops n_discard tokens after the first n_keep, moves the rest down and
-    // re-rotates their keys, so that generation can go on.
+    // re-rotates their keys, so that generation can go on. One sequence only (n_seq 1).
     void shift(uint32_t n_keep, uint32_t n_discard);
 
     size_t arena_bytes() const;   // compute arenas, every device
@@ -83,15 +107,18 @@ public:
 
 private:
     struct State;
-    void check_tokens(std::span<const TokenId> tokens) const;
-    void decode_batches(std::span<const TokenId> tokens, bool all_logits);  // in ubatches
-    void run_ubatch(std::span<const TokenId> tokens, bool all_logits, size_t out_offset);
+    struct Batch;
+    void check_token_ids(std::span<const TokenId> tokens) const;
+    void check_fits(size_t n_tokens) const;
+    void evaluate(const Batch& batch);                    // in ubatches
+    void run_ubatch(const Batch& batch, size_t begin, size_t n, float* logits_out);
     void build_graph(int64_t n_tokens, int64_t n_out, int64_t n_kv);
 
     const Model& model_;
     ContextOptions options_;
-    uint32_t n_ctx_ = 0;
-    uint32_t n_past_ = 0;
+    uint32_t n_ctx_ = 0;       // positions per sequence
+    uint32_t seq_cells_ = 0;   // cells per sequence: sequence s owns [s * seq_cells_, (s + 1) * seq_cells_)
+    std::vector<uint32_t> past_;  // tokens per sequence
     uint32_t seq_len_ = 0;  // while decode_independent's sequences fill the cache: their length
     std::unique_ptr<State> s_;
     std::vector<float> logits_;

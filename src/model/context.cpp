@@ -41,8 +41,17 @@ struct Context::State {
 Context::Context(const Model& model, const ContextOptions& options) : model_(model), options_(options), s_(std::make_unique<State>()) {
     const HParams& hp = model.hparams();
     const Placement& placement = model.placement();
-    n_ctx_ = options.n_ctx ? options.n_ctx : std::min<uint32_t>(hp.n_ctx_train ? hp.n_ctx_train : 4096, 4096);
+    const uint32_t n_ctx_total = options.n_ctx ? options.n_ctx : std::min<uint32_t>(hp.n_ctx_train ? hp.n_ctx_train : 4096, 4096);
     if (options_.n_ubatch == 0 || options_.n_batch == 0) throw Error("batch sizes must be positive");
+    if (options_.n_seq == 0) throw Error("a context holds at least one sequence");
+    n_ctx_ = n_ctx_total / options_.n_seq;
+    if (n_ctx_ == 0) throw Error("-c {} split among {} sequences leaves none a position", n_ctx_total, options_.n_seq);
+    // One sequence owns the whole cache. Several each start at a multiple of the attention
+    // step, so that every kernel walks a sequence's cells in the same lanes and blocks as it
+    // would at cell 0 (the GPUs' attention blocks are aligned to cells, not to sequences): the
+    // bits cannot depend on which sequence, or what else, is evaluated.
+    seq_cells_ = options_.n_seq == 1 ? n_ctx_ : (n_ctx_ + kKvStep - 1) / kKvStep * kKvStep;
+    past_.assign(options_.n_seq, 0);
     // Without fused attention V is transposed for its product, which a block type cannot be
     // (llama.cpp: "V cache quantization requires flash_attn").
     if (!options_.flash_attn && ggml_type_info(options_.type_v).block_size != 1)
@@ -58,13 +67,15 @@ Context::Context(const Model& model, const ContextOptions& options) : model_(mod
         s_->backends.push_back(d->make_backend(std::max(threads, s_->threads_batch)));
         s_->backend_list.push_back(s_->backends.back().get());
     }
-    s_->cache = std::make_unique<KvCache>(placement, hp, n_ctx_, options.type_k, options.type_v);
+    s_->cache = std::make_unique<KvCache>(placement, hp, seq_cells_ * options_.n_seq, options.type_k, options.type_v);
     s_->sched = std::make_unique<Scheduler>(s_->backend_list, [&placement](int layer) { return placement.device_index(layer); });
     // Plan the arenas for the largest batch now, as llama.cpp does, so that the memory
     // report is complete at load and a long prompt does not grow them later.
-    const int64_t n_max = std::min<int64_t>(options_.n_ubatch, n_ctx_);
-    build_graph(n_max, n_max, n_ctx_);
-    spdlog::info("context: n_ctx {}, n_batch {}, n_ubatch {}, {} threads, KV cache {} + {}", n_ctx_, options_.n_batch,
+    const int64_t n_cells = s_->cache->n_ctx();
+    const int64_t n_max = std::min<int64_t>(options_.n_ubatch, n_cells);
+    build_graph(n_max, n_max, n_cells);
+    spdlog::info("context: n_ctx {}{}, n_batch {}, n_ubatch {}, {} threads, KV cache {} + {}", n_ctx_total,
+                 options_.n_seq > 1 ? fmt::format(" ({} sequences of {})", options_.n_seq, n_ctx_) : std::string(), options_.n_batch,
                  options_.n_ubatch, threads, ggml_type_info(options.type_k).name, ggml_type_info(options.type_v).name);
     for (const DeviceMemoryUse& u : memory_use())
         spdlog::info("{}: weights {:.2f} MiB, KV cache {:.2f} MiB, compute {:.2f} MiB", u.device, u.weights / 1048576.0,
@@ -98,85 +109,136 @@ std::span<const float> Context::logits(size_t row) const {
     return {logits_.data() + row * n, n};
 }
 
-void Context::check_tokens(std::span<const TokenId> tokens) const {
+// A batch laid out for evaluation: per token its id, position, cache cell, the first cell it
+// may see (its sequence's first), and whether its logits are kept.
+struct Context::Batch {
+    std::vector<int32_t> ids, pos, cells, first;
+    std::vector<uint8_t> keep;
+    void add(TokenId id, int64_t p, int64_t cell, int64_t first_cell, bool logits) {
+        ids.push_back(id);
+        pos.push_back(static_cast<int32_t>(p));
+        cells.push_back(static_cast<int32_t>(cell));
+        first.push_back(static_cast<int32_t>(first_cell));
+        keep.push_back(logits);
+    }
+    size_t size() const { return ids.size(); }
+};
+
+uint32_t Context::n_past(uint32_t seq) const {
+    if (seq >= past_.size()) throw Error("no sequence {} (the context holds {})", seq, past_.size());
+    return past_[seq];
+}
+
+void Context::check_token_ids(std::span<const TokenId> tokens) const {
     if (tokens.empty()) throw Error("decode: no tokens");
-    if (n_past_ + tokens.size() > n_ctx_)
-        throw Error("{} tokens do not fit in the context: {} of {} positions are used (raise -c)", tokens.size(), n_past_, n_ctx_);
     const uint32_t n_vocab = model_.hparams().n_vocab;
     for (TokenId t : tokens)
         if (t < 0 || static_cast<uint32_t>(t) >= n_vocab) throw Error("token id {} is outside the vocabulary (0..{})", t, n_vocab - 1);
 }
 
+void Context::check_fits(size_t n_tokens) const {
+    if (past_[0] + n_tokens > n_ctx_)
+        throw Error("{} tokens do not fit in the context: {} of {} positions are used (raise -c)", n_tokens, past_[0], n_ctx_);
+}
+
 void Context::decode_independent(std::span<const TokenId> tokens, uint32_t n_seq) {
     if (n_seq == 0 || tokens.size() % n_seq != 0)
         throw Error("decode_independent: {} tokens do not split into {} equal sequences", tokens.size(), n_seq);
+    if (past_.size() > 1) throw Error("decode_independent needs a context of one sequence");
     clear();
-    check_tokens(tokens);
-    seq_len_ = static_cast<uint32_t>(tokens.size() / n_seq);
-    decode_batches(tokens, /*all_logits=*/true);
+    check_token_ids(tokens);
+    check_fits(tokens.size());
+    // Sequence i lies in cells [i*len, (i+1)*len), at positions 0..len-1.
+    const int64_t len = static_cast<int64_t>(tokens.size() / n_seq);
+    Batch b;
+    for (size_t t = 0; t < tokens.size(); ++t) {
+        const int64_t cell = static_cast<int64_t>(t);
+        b.add(tokens[t], cell % len, cell, cell - cell % len, true);
+    }
+    evaluate(b);
+    seq_len_ = static_cast<uint32_t>(len);
+    past_[0] = static_cast<uint32_t>(tokens.size());
 }
 
 void Context::decode(std::span<const TokenId> tokens, bool all_logits) {
     if (seq_len_) throw Error("decode: the cache holds independent sequences; clear() it first");
-    check_tokens(tokens);
-    decode_batches(tokens, all_logits);
+    check_token_ids(tokens);
+    check_fits(tokens.size());
+    Batch b;
+    for (size_t t = 0; t < tokens.size(); ++t) {
+        const int64_t p = past_[0] + static_cast<int64_t>(t);
+        b.add(tokens[t], p, p, 0, all_logits || t + 1 == tokens.size());
+    }
+    evaluate(b);
+    past_[0] += static_cast<uint32_t>(tokens.size());
 }
 
-void Context::decode_batches(std::span<const TokenId> tokens, bool all_logits) {
+void Context::decode_sequences(std::span<const SeqToken> batch) {
+    if (seq_len_) throw Error("decode: the cache holds independent sequences; clear() it first");
+    if (batch.empty()) throw Error("decode: no tokens");
     const uint32_t n_vocab = model_.hparams().n_vocab;
-    n_logit_rows_ = all_logits ? tokens.size() : 1;
+    std::vector<uint32_t> past = past_;
+    Batch b;
+    for (const SeqToken& t : batch) {
+        if (t.seq >= past.size()) throw Error("decode: sequence {} does not exist (the context holds {})", t.seq, past.size());
+        if (t.token < 0 || static_cast<uint32_t>(t.token) >= n_vocab)
+            throw Error("token id {} is outside the vocabulary (0..{})", t.token, n_vocab - 1);
+        if (past[t.seq] >= n_ctx_) throw Error("sequence {} is full: its {} positions are used", t.seq, n_ctx_);
+        const int64_t first = static_cast<int64_t>(t.seq) * seq_cells_;
+        b.add(t.token, past[t.seq], first + past[t.seq], first, t.logits);
+        ++past[t.seq];
+    }
+    evaluate(b);
+    past_ = std::move(past);
+}
+
+void Context::evaluate(const Batch& batch) {
+    const size_t n_vocab = model_.hparams().n_vocab;
+    n_logit_rows_ = static_cast<size_t>(std::count(batch.keep.begin(), batch.keep.end(), uint8_t{1}));
     logits_.resize(n_logit_rows_ * n_vocab);
-    for (size_t done = 0; done < tokens.size();) {
-        const size_t n = std::min<size_t>(options_.n_ubatch, tokens.size() - done);
-        const bool last = done + n == tokens.size();
-        if (all_logits || last) run_ubatch(tokens.subspan(done, n), all_logits, all_logits ? done : 0);
-        else run_ubatch(tokens.subspan(done, n), false, SIZE_MAX);  // no logits wanted from this one
+    size_t row = 0;
+    for (size_t done = 0; done < batch.size();) {
+        const size_t n = std::min<size_t>(options_.n_ubatch, batch.size() - done);
+        run_ubatch(batch, done, n, logits_.data() + row * n_vocab);
+        row += static_cast<size_t>(std::count(batch.keep.begin() + done, batch.keep.begin() + done + n, uint8_t{1}));
         done += n;
     }
 }
 
-void Context::run_ubatch(std::span<const TokenId> tokens, bool all_logits, size_t out_offset) {
+void Context::run_ubatch(const Batch& batch, size_t begin, size_t n, float* logits_out) {
     State& s = *s_;
     const HParams& hp = model_.hparams();
-    const int64_t n_tokens = static_cast<int64_t>(tokens.size());
-    const int64_t n_out = all_logits ? n_tokens : 1;
-    const int64_t n_kv = std::min<int64_t>((n_past_ + n_tokens + kKvStep - 1) / kKvStep * kKvStep, n_ctx_);
+    const int64_t n_tokens = static_cast<int64_t>(n);
+    // The rows whose logits are kept; with none, the graph still computes one (the last) and
+    // it is not read.
+    std::vector<int32_t> out;
+    for (size_t t = 0; t < n; ++t)
+        if (batch.keep[begin + t]) out.push_back(static_cast<int32_t>(t));
+    const bool wanted = !out.empty();
+    if (!wanted) out.push_back(static_cast<int32_t>(n - 1));
+    const int64_t n_out = static_cast<int64_t>(out.size());
+    const int64_t last_cell = *std::max_element(batch.cells.begin() + begin, batch.cells.begin() + begin + n);
+    const int64_t n_cells = s.cache->n_ctx();
+    const int64_t n_kv = std::min<int64_t>((last_cell + 1 + kKvStep - 1) / kKvStep * kKvStep, n_cells);
 
     if (!s.graph || s.n_tokens != n_tokens || s.n_out != n_out || s.n_kv != n_kv) build_graph(n_tokens, n_out, n_kv);
 
-    s.i32.assign(tokens.begin(), tokens.end());
-    tensor_set(*s.ids, s.i32.data(), s.i32.size() * sizeof(int32_t));
-    // Token t goes to cell n_past + t. Its position counts from the start of its sequence:
-    // the one sequence, or one of decode_independent's sequences of seq_len_ tokens.
-    auto seq_start = [&](int64_t cell) { return seq_len_ ? cell - cell % seq_len_ : 0; };
-    for (int64_t t = 0; t < n_tokens; ++t) {
-        const int64_t cell = n_past_ + t;
-        s.i32[static_cast<size_t>(t)] = static_cast<int32_t>(cell - seq_start(cell));
-    }
-    tensor_set(*s.pos, s.i32.data(), s.i32.size() * sizeof(int32_t));
-    for (int64_t t = 0; t < n_tokens; ++t) s.i32[static_cast<size_t>(t)] = static_cast<int32_t>(n_past_ + t);
-    tensor_set(*s.kv_rows, s.i32.data(), s.i32.size() * sizeof(int32_t));
+    tensor_set(*s.ids, batch.ids.data() + begin, n * sizeof(int32_t));
+    tensor_set(*s.pos, batch.pos.data() + begin, n * sizeof(int32_t));
+    tensor_set(*s.kv_rows, batch.cells.data() + begin, n * sizeof(int32_t));
     // Token t sees the cells of its sequence up to its own. A sliding window is a property of
     // the layers that have one (AttnParams::window), not of this mask.
     const float ninf = -std::numeric_limits<float>::infinity();
     s.mask.assign(static_cast<size_t>(n_kv * n_tokens), ninf);
     for (int64_t t = 0; t < n_tokens; ++t) {
-        const int64_t cell = n_past_ + t;
-        const int64_t first = seq_start(cell);
-        std::fill(s.mask.begin() + t * n_kv + first, s.mask.begin() + t * n_kv + cell + 1, 0.0f);
+        const size_t i = begin + static_cast<size_t>(t);
+        std::fill(s.mask.begin() + t * n_kv + batch.first[i], s.mask.begin() + t * n_kv + batch.cells[i] + 1, 0.0f);
     }
     tensor_set(*s.kq_mask, s.mask.data(), s.mask.size() * sizeof(float));
-    if (s.out_rows) {
-        const int32_t last = static_cast<int32_t>(n_tokens - 1);
-        tensor_set(*s.out_rows, &last, sizeof last);
-    }
+    if (s.out_rows) tensor_set(*s.out_rows, out.data(), out.size() * sizeof(int32_t));
     for (auto& b : s.backends) b->set_threads(n_tokens > 1 ? s.threads_batch : s.threads);
     s.sched->compute(*s.graph);
-    n_past_ += static_cast<uint32_t>(n_tokens);
-    if (out_offset != SIZE_MAX) {
-        const size_t n_vocab = hp.n_vocab;
-        tensor_get(*s.logits, logits_.data() + out_offset * n_vocab, static_cast<size_t>(n_out) * n_vocab * sizeof(float));
-    }
+    if (wanted) tensor_get(*s.logits, logits_out, static_cast<size_t>(n_out) * hp.n_vocab * sizeof(float));
 }
 
 void Context::build_graph(int64_t n_tokens, int64_t n_out, int64_t n_kv) {
@@ -201,20 +263,23 @@ void Context::build_graph(int64_t n_tokens, int64_t n_out, int64_t n_kv) {
 }
 
 void Context::clear() {
-    n_past_ = 0;
+    std::fill(past_.begin(), past_.end(), 0u);
     seq_len_ = 0;
 }
 
-void Context::truncate(uint32_t n_keep) {
+void Context::truncate(uint32_t seq, uint32_t n_keep) {
     if (seq_len_) throw Error("truncate: the cache holds independent sequences; clear() it first");
-    n_past_ = std::min(n_past_, n_keep);
+    if (seq >= past_.size()) throw Error("truncate: no sequence {} (the context holds {})", seq, past_.size());
+    past_[seq] = std::min(past_[seq], n_keep);
 }
 
 void Context::shift(uint32_t n_keep, uint32_t n_discard) {
     if (seq_len_) throw Error("context shift: the cache holds independent sequences; clear() it first");
-    if (n_keep + n_discard > n_past_) throw Error("context shift: cannot drop {} tokens after {} of {}", n_discard, n_keep, n_past_);
-    const uint32_t n_move = n_past_ - n_keep - n_discard;
-    n_past_ -= n_discard;
+    if (past_.size() > 1) throw Error("context shift: the context holds {} sequences; it shifts only one", past_.size());
+    uint32_t& n_past = past_[0];
+    if (n_keep + n_discard > n_past) throw Error("context shift: cannot drop {} tokens after {} of {}", n_discard, n_keep, n_past);
+    const uint32_t n_move = n_past - n_keep - n_discard;
+    n_past -= n_discard;
     s_->graph.reset();  // the next decode rebuilds its graph
     if (n_move == 0 || n_discard == 0) return;
     // One graph, run where each layer lives: move cells [n_keep + n_discard, n_past) down to

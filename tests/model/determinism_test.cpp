@@ -2,6 +2,7 @@
 #include "pocket/backend.hpp"
 #include "pocket/context.hpp"
 #include "pocket/device.hpp"
+#include "pocket/error.hpp"
 #include "pocket/model.hpp"
 #include "kernels/kernels.hpp"
 #include "shared_data.hpp"
@@ -114,6 +115,81 @@ TEST_P(Determinism, OnTheGpuBitwiseAcrossBatchesAndRuns) {
         EXPECT_EQ(0, std::memcmp(other.data(), base.data(), base.size() * sizeof(float)))
             << gpus.front()->name() << ", ubatch " << ubatch << (one ? ", token by token" : "");
     }
+}
+
+// Several sequences in one context (serve's slots): each token is a SeqToken of its own
+// sequence, batches mix sequences in changing amounts and orders, and one sequence is cut back
+// and continued. Every sequence's logits must be bitwise those it gets alone.
+static void expect_sequences_as_alone(const Model& m, const std::vector<int32_t>& tokens, bool flash_attn, int threads,
+                               const std::string& where) {
+    const std::vector<std::vector<int32_t>> seqs = {{tokens.begin(), tokens.begin() + 40},
+                                                    {tokens.begin() + 10, tokens.end()},
+                                                    {tokens.begin() + 5, tokens.begin() + 30}};
+    std::vector<std::vector<float>> alone;
+    for (const auto& s : seqs) alone.push_back(all_logits(m, s, threads, 512, false, flash_attn));
+    const size_t n_vocab = m.hparams().n_vocab;
+    // -c 300 over 3 sequences: 100 positions each; ubatches of 16 split the batches unevenly.
+    Context ctx(m, {.n_ctx = 300, .n_batch = 64, .n_ubatch = 16, .n_threads = threads, .flash_attn = flash_attn, .n_seq = 3});
+    ASSERT_EQ(ctx.n_ctx(), 100u);
+    std::vector<std::vector<float>> got(seqs.size());
+    auto run = [&] {
+        std::vector<size_t> done = {ctx.n_past(0), ctx.n_past(1), ctx.n_past(2)};
+        for (int step = 0;; ++step) {
+            std::vector<SeqToken> batch;
+            for (size_t k = 0; k < seqs.size(); ++k) {
+                const size_t i = (k + static_cast<size_t>(step)) % seqs.size();  // rotating order
+                const size_t n = std::min<size_t>(seqs[i].size() - done[i], (step * 7 + i * 3) % 9 + 1);
+                for (size_t j = 0; j < n; ++j) batch.push_back({seqs[i][done[i] + j], static_cast<uint32_t>(i), true});
+                done[i] += n;
+            }
+            if (batch.empty()) break;
+            ctx.decode_sequences(batch);
+            ASSERT_EQ(ctx.n_logits(), batch.size());
+            for (size_t r = 0; r < batch.size(); ++r) got[batch[r].seq].insert(got[batch[r].seq].end(), ctx.logits(r).begin(), ctx.logits(r).end());
+        }
+    };
+    run();
+    for (size_t i = 0; i < seqs.size(); ++i) {
+        ASSERT_EQ(ctx.n_past(static_cast<uint32_t>(i)), seqs[i].size());
+        ASSERT_EQ(got[i].size(), alone[i].size());
+        EXPECT_EQ(0, std::memcmp(got[i].data(), alone[i].data(), alone[i].size() * sizeof(float))) << where << ", sequence " << i;
+    }
+    // Cut sequence 1 back to 20 tokens and sequence 0 to none; evaluate both again beside
+    // nothing of 2's (which is complete): the same logits again.
+    ctx.truncate(1, 20);
+    ctx.truncate(0, 0);
+    got[0].clear();
+    got[1].resize(20 * n_vocab);
+    run();
+    for (size_t i = 0; i < 2; ++i) {
+        ASSERT_EQ(got[i].size(), alone[i].size());
+        EXPECT_EQ(0, std::memcmp(got[i].data(), alone[i].data(), alone[i].size() * sizeof(float))) << where << ", sequence " << i << " after truncate";
+    }
+    // A sequence cannot outgrow its share.
+    std::vector<SeqToken> too_many(101, SeqToken{tokens[0], 2, false});
+    EXPECT_THROW(ctx.decode_sequences(too_many), Error);
+    EXPECT_EQ(ctx.n_past(2), seqs[2].size()) << "a refused batch must leave the context as it was";
+    EXPECT_THROW(ctx.decode_sequences(std::vector<SeqToken>{{tokens[0], 3, false}}), Error);
+}
+
+TEST_P(Determinism, SequencesSharingAContextGiveTheirLogitsAlone) {
+    POCKET_REQUIRE_SHARED(shared);
+    auto model = Model::load((shared / "reference" / GetParam()).string());
+    std::ifstream in(shared / "reference" / "tokens" / "seq64.json");
+    const auto tokens = nlohmann::json::parse(in).get<std::vector<int32_t>>();
+    expect_sequences_as_alone(*model, tokens, true, 2, "CPU");
+    expect_sequences_as_alone(*model, tokens, false, 2, "CPU, -fa off");
+}
+
+TEST_P(Determinism, SequencesSharingAContextOnTheGpu) {
+    POCKET_REQUIRE_SHARED(shared);
+    const std::vector<Device*> gpus = gpu_devices();
+    if (gpus.empty()) GTEST_SKIP() << "no GPU device on this machine";
+    auto model = Model::load((shared / "reference" / GetParam()).string(),
+                             {.gpu_layers = GpuLayers::all(), .device = std::string(gpus.front()->name())});
+    std::ifstream in(shared / "reference" / "tokens" / "seq64.json");
+    const auto tokens = nlohmann::json::parse(in).get<std::vector<int32_t>>();
+    expect_sequences_as_alone(*model, tokens, true, 2, std::string(gpus.front()->name()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, Determinism,
