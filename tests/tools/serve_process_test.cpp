@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <cstdio>
 #include <future>
+#include <iostream>
 #include <string>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -117,6 +118,17 @@ void stops_cleanly_on(int signal) {
 
 // The official openai npm package as the client. It is not vendored: install it outside the
 // source tree with `npm install --prefix build/npm openai` (the test skips, visibly, without it).
+// Runs a shell command; its exit status (-1 when killed) and what it printed.
+static std::pair<int, std::string> run_shell(const std::string& cmd) {
+    std::string out;
+    std::FILE* f = ::popen(cmd.c_str(), "r");
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    const int st = ::pclose(f);
+    return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
 TEST(ServeTool, OpenAINpmClient) {
     const std::string modules = std::string(POCKET_BINARY_DIR) + "/npm";
     if (!std::filesystem::exists(modules + "/node_modules/openai/package.json"))
@@ -128,13 +140,32 @@ TEST(ServeTool, OpenAINpmClient) {
     const int port = std::stoi(listening.substr(listening.find("127.0.0.1:") + 10));
     const std::string cmd = "node " + std::string(POCKET_SOURCE_DIR) + "/tests/tools/serve_openai_client.cjs " + modules + " " +
                             std::to_string(port) + " 2>&1";
-    std::string out;
-    std::FILE* f = ::popen(cmd.c_str(), "r");
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-    const int st = ::pclose(f);
-    EXPECT_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 0) << out;
+    const auto [status, out] = run_shell(cmd);
+    EXPECT_EQ(status, 0) << out;
+    ::kill(p.pid, SIGTERM);
+    EXPECT_EQ(p.exit_status(), 0);
+}
+
+// The chat page in a real browser (chromium, headless, through puppeteer-core): two streamed
+// answers equal to the API's, the stop button, the conversation kept across a reload.
+TEST(ServeTool, ChatPageInABrowser) {
+    const std::string modules = std::string(POCKET_BINARY_DIR) + "/npm";
+    if (!std::filesystem::exists(modules + "/node_modules/puppeteer-core/package.json"))
+        GTEST_SKIP() << "the puppeteer-core npm package is not installed: npm install --prefix " << modules << " puppeteer-core";
+    if (std::system("node --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "node is not installed";
+    std::string chromium;
+    for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
+        if (::access(c, X_OK) == 0) chromium = c;
+    if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (apt-get install chromium)";
+    Process p({"--port", "0", "-np", "1", "-c", "2048", "-t", "1"});
+    const std::string listening = p.wait_for("listening on http://127.0.0.1:");
+    ASSERT_FALSE(listening.empty());
+    const int port = std::stoi(listening.substr(listening.find("127.0.0.1:") + 10));
+    const std::string cmd = "node " + std::string(POCKET_SOURCE_DIR) + "/tests/tools/serve_chat_page.cjs " + modules + " " +
+                            std::to_string(port) + " " + chromium + " 2>&1";
+    const auto [status, out] = run_shell(cmd);
+    EXPECT_EQ(status, 0) << out;
+    std::cout << out;
     ::kill(p.pid, SIGTERM);
     EXPECT_EQ(p.exit_status(), 0);
 }

@@ -20,6 +20,7 @@ form{display:flex;gap:.5em;padding:.5em 1em;border-top:1px solid #ddd}
 <header><b>pocket</b>
 <label>system <textarea id="system" placeholder="system prompt"></textarea></label>
 <label>temperature <input id="temp" type="number" min="0" max="2" step="0.1" value="0.8" style="width:4em"></label>
+<label>max tokens <input id="max" type="number" min="1" step="1" value="512" style="width:5em"></label>
 <label>key <input id="key" type="password" placeholder="--api-key, if set" style="width:9em"></label>
 <button id="clear" type="button">clear</button></header>
 <div id="log"></div>
@@ -30,12 +31,14 @@ const $ = id => document.getElementById(id);
 let chat = JSON.parse(localStorage.getItem('pocket.chat') || '[]');
 $('system').value = localStorage.getItem('pocket.system') || '';
 $('temp').value = localStorage.getItem('pocket.temp') || '0.8';
+$('max').value = localStorage.getItem('pocket.max') || '512';
 $('key').value = localStorage.getItem('pocket.key') || '';
 let controller = null;
 function save() {
   localStorage.setItem('pocket.chat', JSON.stringify(chat));
   localStorage.setItem('pocket.system', $('system').value);
   localStorage.setItem('pocket.temp', $('temp').value);
+  localStorage.setItem('pocket.max', $('max').value);
   localStorage.setItem('pocket.key', $('key').value);
 }
 function bubble(role, text) {
@@ -53,7 +56,8 @@ async function send(text) {
   try {
     const r = await fetch('/v1/chat/completions', {method: 'POST', signal: controller.signal,
       headers: Object.assign({'Content-Type': 'application/json'}, $('key').value ? {'Authorization': 'Bearer ' + $('key').value} : {}),
-      body: JSON.stringify({messages, stream: true, temperature: parseFloat($('temp').value) || 0})});
+      body: JSON.stringify({messages, stream: true, temperature: parseFloat($('temp').value) || 0,
+                            max_tokens: parseInt($('max').value) || 512})});
     if (!r.ok) throw new Error((await r.json()).error.message);
     const reader = r.body.getReader(); const dec = new TextDecoder(); let buf = '';
     for (;;) {
@@ -78,7 +82,7 @@ async function send(text) {
 $('form').onsubmit = e => { e.preventDefault(); const t = $('input').value.trim(); if (t && !controller) { $('input').value = ''; send(t); } };
 $('stop').onclick = () => controller && controller.abort();
 $('clear').onclick = () => { chat = []; save(); render(); };
-$('system').onchange = save; $('temp').onchange = save; $('key').onchange = save;
+$('system').onchange = save; $('temp').onchange = save; $('max').onchange = save; $('key').onchange = save;
 render();
 </script></body></html>
 )PAGE";

@@ -77,7 +77,7 @@ void Server::load() {
     SchedulerOptions so;
     so.n_slots = options_.n_parallel;
     so.context = options_.context;
-    so.context.n_ctx = per_slot;
+    so.context.n_ctx = per_slot * std::max<uint32_t>(options_.n_parallel, 1);
     so.queue_timeout = std::chrono::milliseconds(static_cast<int64_t>(options_.queue_timeout_s * 1000));
     scheduler_ = std::make_unique<SlotScheduler>(m, so, metrics_);
     ready_.store(true, std::memory_order_release);

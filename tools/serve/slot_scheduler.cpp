@@ -11,13 +11,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-uint64_t us_since(Clock::time_point& t) {
-    const auto now = Clock::now();
-    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(now - t).count();
-    t = now;
-    return static_cast<uint64_t>(us);
-}
-
 size_t common_prefix(const std::vector<TokenId>& a, const std::vector<TokenId>& b) {
     const size_t n = std::min(a.size(), b.size());
     size_t i = 0;
@@ -30,8 +23,11 @@ size_t common_prefix(const std::vector<TokenId>& a, const std::vector<TokenId>& 
 SlotScheduler::SlotScheduler(const Model& model, const SchedulerOptions& options, Metrics& metrics)
     : model_(model), options_(options), metrics_(metrics) {
     slots_.resize(std::max<uint32_t>(options.n_slots, 1));
-    for (Slot& s : slots_) s.ctx = std::make_unique<Context>(model, options.context);
-    n_ctx_slot_ = slots_.front().ctx->n_ctx();
+    ContextOptions co = options.context;
+    co.n_seq = static_cast<uint32_t>(slots_.size());
+    ctx_ = std::make_unique<Context>(model, co);
+    for (size_t i = 0; i < slots_.size(); ++i) slots_[i].seq = static_cast<uint32_t>(i);
+    n_ctx_slot_ = ctx_->n_ctx();
     metrics_.slots_total = static_cast<uint32_t>(slots_.size());
     thread_ = std::thread([this] { loop(); });
 }
@@ -111,9 +107,7 @@ void SlotScheduler::loop() {
             }
         }
         for (auto& [slot, task] : starting) start(*slot, std::move(task));
-        for (Slot& s : slots_)
-            if (s.task) step(s);
-        ++metrics_.decode_steps;
+        step();
     }
     // Stopping: nothing runs any more; every client gets an answer.
     std::lock_guard lk(mu_);
@@ -133,8 +127,9 @@ void SlotScheduler::start(Slot& slot, std::shared_ptr<Task> task) {
     // Reuse the cached prefix, but evaluate at least the last prompt token: its logits give
     // the first generated token.
     const size_t keep = std::min(common_prefix(slot.cached, prompt), prompt.size() - 1);
-    slot.ctx->truncate(static_cast<uint32_t>(keep));
+    ctx_->truncate(slot.seq, static_cast<uint32_t>(keep));
     slot.cached.resize(keep);
+    slot.next.reset();
     slot.n_prompt_done = keep;
     slot.n_cached = keep;
     slot.n_generated = 0;
@@ -144,7 +139,6 @@ void SlotScheduler::start(Slot& slot, std::shared_ptr<Task> task) {
     slot.stops.emplace(task->request().stop);
     slot.task = std::move(task);
     slot.task->mark_started();
-    slot.t_last = Clock::now();
     ++metrics_.slots_busy;
     metrics_.prompt_tokens_cached += keep;
 }
@@ -158,39 +152,78 @@ void SlotScheduler::release(Slot& slot, Outcome outcome) {
     ++metrics_.requests_total;
     slot.task->finish(std::move(outcome));
     slot.task.reset();
+    slot.next.reset();
 }
 
-void SlotScheduler::step(Slot& slot) {
-    if (slot.task->cancelled()) {
-        release(slot, Outcome::of(FinishReason::cancelled));
+void SlotScheduler::step() {
+    for (Slot& s : slots_)
+        if (s.task && s.task->cancelled()) release(s, Outcome::of(FinishReason::cancelled));
+    // The batch: every generating slot's next token first, then prompt chunks (slots taking
+    // turns at going first) while -b allows.
+    std::vector<SeqToken> batch;
+    std::vector<Slot*> in_batch;
+    for (Slot& s : slots_) {
+        s.logits_row = -1;
+        if (s.task && s.next) {
+            batch.push_back({*s.next, s.seq, true});
+            in_batch.push_back(&s);
+        }
+    }
+    const size_t n_generating = batch.size();
+    size_t budget = options_.context.n_batch > batch.size() ? options_.context.n_batch - batch.size() : 0;
+    for (size_t k = 0; k < slots_.size() && budget > 0; ++k) {
+        Slot& s = slots_[(prompt_turn_ + k) % slots_.size()];
+        if (!s.task || s.next) continue;
+        const auto& prompt = s.task->request().prompt;
+        if (s.n_prompt_done >= prompt.size()) continue;
+        const size_t n = std::min(prompt.size() - s.n_prompt_done, budget);
+        for (size_t i = 0; i < n; ++i)
+            batch.push_back({prompt[s.n_prompt_done + i], s.seq, s.n_prompt_done + i + 1 == prompt.size()});
+        in_batch.push_back(&s);
+        budget -= n;
+    }
+    prompt_turn_ = (prompt_turn_ + 1) % slots_.size();
+    if (batch.empty()) return;
+
+    const auto t0 = Clock::now();
+    try {
+        ctx_->decode_sequences(batch);
+    } catch (const std::exception& e) {
+        // Nothing was kept: every slot in the batch ends with the error, its sequence emptied.
+        spdlog::error("decoding a batch failed: {}", e.what());
+        for (Slot* s : in_batch) {
+            ctx_->truncate(s->seq, 0);
+            s->cached.clear();
+            Outcome o;
+            o.reason = FinishReason::error;
+            o.error_status = 500;
+            o.error_message = e.what();
+            release(*s, std::move(o));
+        }
         return;
     }
-    try {
-        const auto& prompt = slot.task->request().prompt;
-        if (slot.n_prompt_done < prompt.size()) {
-            const size_t n = std::min<size_t>(prompt.size() - slot.n_prompt_done, options_.context.n_batch);
-            const std::span<const TokenId> chunk(prompt.data() + slot.n_prompt_done, n);
-            slot.ctx->decode(chunk);
-            slot.cached.insert(slot.cached.end(), chunk.begin(), chunk.end());
-            slot.n_prompt_done += n;
-            metrics_.prompt_tokens += n;
-            metrics_.prompt_us += us_since(slot.t_last);
-            if (slot.n_prompt_done < prompt.size()) return;  // more chunks in the next steps
-        }
-        generate_one(slot);
-    } catch (const std::exception& e) {
-        spdlog::error("slot failed: {}", e.what());
-        slot.ctx->clear();
-        slot.cached.clear();
-        Outcome o;
-        o.reason = FinishReason::error;
-        o.error_status = 500;
-        o.error_message = e.what();
-        release(slot, std::move(o));
+    // The step's time, shared between prompt and generation in proportion to their tokens.
+    const auto us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count());
+    const uint64_t gen_us = us * n_generating / batch.size();
+    metrics_.generation_us += gen_us;
+    metrics_.prompt_us += us - gen_us;
+    metrics_.prompt_tokens += batch.size() - n_generating;
+    ++metrics_.decode_steps;
+
+    int row = 0;
+    for (const SeqToken& t : batch) {
+        Slot& s = slots_[t.seq];
+        s.cached.push_back(t.token);
+        if (s.next) s.next.reset();
+        else ++s.n_prompt_done;
+        if (t.logits) s.logits_row = row++;
     }
+    for (Slot& s : slots_)
+        if (s.task && s.logits_row >= 0) generate_one(s, ctx_->logits(static_cast<size_t>(s.logits_row)));
 }
 
-void SlotScheduler::generate_one(Slot& slot) {
+// Samples the slot's next token from its logits; emits it, or finishes the request.
+void SlotScheduler::generate_one(Slot& slot, std::span<const float> logits) {
     const GenerationRequest& req = slot.task->request();
     const Vocab& vocab = model_.tokenizer().vocab();
     auto finish = [&](FinishReason reason) {
@@ -198,12 +231,11 @@ void SlotScheduler::generate_one(Slot& slot) {
         std::string rest = slot.stops->push(slot.decoder->finish(), stopped);
         if (!stopped) rest += slot.stops->flush();
         slot.task->emit(std::move(rest));
-        metrics_.generation_us += us_since(slot.t_last);
         release(slot, Outcome::of(stopped ? FinishReason::stop : reason));
     };
     if (req.max_tokens >= 0 && slot.n_generated >= static_cast<uint64_t>(req.max_tokens)) return finish(FinishReason::length);
 
-    const TokenId next = slot.sampler->sample(slot.ctx->last_logits());
+    const TokenId next = slot.sampler->sample(logits);
     slot.sampler->accept(next);
     ++slot.n_generated;
     ++metrics_.generated_tokens;
@@ -211,15 +243,10 @@ void SlotScheduler::generate_one(Slot& slot) {
 
     bool stopped = false;
     slot.task->emit(slot.stops->push(slot.decoder->push(next), stopped));
-    if (stopped) {
-        metrics_.generation_us += us_since(slot.t_last);
-        return release(slot, Outcome::of(FinishReason::stop));
-    }
+    if (stopped) return release(slot, Outcome::of(FinishReason::stop));
     if (req.max_tokens >= 0 && slot.n_generated >= static_cast<uint64_t>(req.max_tokens)) return finish(FinishReason::length);
-    if (slot.ctx->n_past() >= slot.ctx->n_ctx()) return finish(FinishReason::length);  // the slot's context is full
-    slot.ctx->decode(std::span<const TokenId>(&next, 1));
-    slot.cached.push_back(next);
-    metrics_.generation_us += us_since(slot.t_last);
+    if (ctx_->n_past(slot.seq) >= n_ctx_slot_) return finish(FinishReason::length);  // the slot's context is full
+    slot.next = next;
 }
 
 }  // namespace pocket::serve

@@ -1,10 +1,10 @@
 #pragma once
-// Continuous batching over -np slots. pocket's Context holds one sequence, so each slot owns
-// a Context of its share of -c (llama-server's split: n_ctx / n_parallel). One scheduler
-// thread runs steps; a step gives every busy slot one unit of work, in turn: the next prompt
-// chunk (at most -b tokens) of a slot still reading its prompt, or the next token of a slot
-// generating. A new request therefore starts at the next step, and a long prompt delays the
-// others by one chunk per step, never by the whole prompt.
+// Continuous batching over -np slots. The slots share one Context of -c positions, one
+// sequence each (llama-server's split: n_ctx / n_parallel per slot). One scheduler thread runs
+// steps; a step is one batch (Context::decode_sequences) holding the next token of every slot
+// that is generating, then prompt chunks of slots still reading their prompts, up to -b tokens
+// in all. A new request therefore starts at the next step, and a long prompt delays the others
+// by one chunk per step, never by the whole prompt.
 //
 // A slot keeps its KV cache after a request; the next request it takes reuses the longest
 // common prefix with its prompt (the scheduler gives a waiting request the free slot whose
@@ -30,7 +30,7 @@ namespace pocket::serve {
 
 struct SchedulerOptions {
     uint32_t n_slots = 1;             // -np
-    ContextOptions context;           // per slot: n_ctx is the slot's share
+    ContextOptions context;           // the whole context: n_ctx is -c, split among the slots
     std::chrono::milliseconds queue_timeout{30000};  // a request waiting longer for a slot gets 503
 };
 
@@ -52,22 +52,23 @@ public:
 
 private:
     struct Slot {
-        std::unique_ptr<Context> ctx;
-        std::vector<TokenId> cached;  // the tokens in ctx's KV cache (cached.size() == ctx->n_past())
+        uint32_t seq = 0;             // its sequence in the context
+        std::vector<TokenId> cached;  // the tokens in its sequence (cached.size() == ctx_->n_past(seq))
         std::shared_ptr<Task> task;   // null: free
+        std::optional<TokenId> next;  // sampled, to be evaluated in the next step
+        int logits_row = -1;          // its row of the last step's logits, or -1
         std::optional<Sampler> sampler;
         std::optional<TokenStreamDecoder> decoder;
         std::optional<StopMatcher> stops;
         size_t n_prompt_done = 0;     // prompt tokens in the cache
         size_t n_cached = 0;          // of which reused from the previous request
         size_t n_generated = 0;
-        std::chrono::steady_clock::time_point t_last;
     };
 
     void loop();
     void start(Slot& slot, std::shared_ptr<Task> task);
-    void step(Slot& slot);
-    void generate_one(Slot& slot);
+    void step();
+    void generate_one(Slot& slot, std::span<const float> logits);
     void release(Slot& slot, Outcome outcome);
     Slot* best_free_slot(const std::vector<TokenId>& prompt);
     void expire_waiting(std::chrono::steady_clock::time_point now);
@@ -76,7 +77,9 @@ private:
     SchedulerOptions options_;
     Metrics& metrics_;
     uint32_t n_ctx_slot_ = 0;
+    std::unique_ptr<Context> ctx_;
     std::vector<Slot> slots_;  // touched only by the scheduler thread
+    size_t prompt_turn_ = 0;   // the slot whose prompt goes first into the next batch (turns rotate)
 
     std::mutex mu_;
     std::condition_variable cv_;
