@@ -17,6 +17,7 @@
 #include "pocket/model.hpp"
 #include "pocket/vocab.hpp"
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -47,6 +48,18 @@ struct SeqToken {
     uint32_t seq;         // < ContextOptions::n_seq
     bool logits = false;  // keep this token's logits
 };
+
+// The input of one matrix product with a model weight, as a graph run left it (imatrix).
+struct MatmulInput {
+    std::string_view weight;   // the weight's name, e.g. "blk.0.ffn_down.weight"
+    const float* x;            // f32 [n_in, n_x, n_tokens], contiguous
+    int64_t n_in, n_x, n_tokens;
+    // Experts (mul_mat_id): ids [n_used, n_tokens], the expert of each of a token's n_used
+    // slots, slot i reading x row i % n_x. Null for a plain product.
+    const int32_t* ids = nullptr;
+    int64_t n_used = 0, n_expert = 0;
+};
+using MatmulObserver = std::function<void(const MatmulInput&)>;
 
 class Context {
 public:
@@ -89,6 +102,11 @@ public:
     // Context shift: drops n_discard tokens after the first n_keep, moves the rest down and
     // re-rotates their keys, so that generation can go on. One sequence only (n_seq 1).
     void shift(uint32_t n_keep, uint32_t n_discard);
+
+    // After every graph run, hands the observer the input of each product with a model weight,
+    // in graph order (imatrix collects its statistics so). Those inputs are kept to the end
+    // of the run, which costs arena memory; an empty observer stops it.
+    void observe_matmul_inputs(MatmulObserver observer);
 
     size_t arena_bytes() const;   // compute arenas, every device
     size_t kv_bytes() const;      // KV cache, every device

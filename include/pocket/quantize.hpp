@@ -47,6 +47,13 @@ struct Imatrix {
     std::vector<std::string> datasets;
     int chunk_count = 0;       // 0 when the file does not say
     bool legacy = false;       // read from the .dat format
+    // What the file stores, before any division, for merging files (imatrix --in-file): GGUF,
+    // the sums and the count of each expert; .dat, the averages times the call count, and
+    // {the call count}.
+    struct Stored {
+        std::vector<float> sums, counts;
+    };
+    std::map<std::string, Stored, std::less<>> stored;
 };
 // Reads either format (GGUF first, then .dat); throws pocket::Error naming the file.
 Imatrix load_imatrix(const std::string& path);

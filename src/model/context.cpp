@@ -36,6 +36,16 @@ struct Context::State {
     std::vector<int32_t> i32;  // staging for inputs
     int threads = 1, threads_batch = 1;  // -t for one token, -tb for a batch
     std::vector<float> mask;
+    // observe_matmul_inputs: the products seen in the current graph, and staging for them.
+    MatmulObserver observer;
+    struct Observed {
+        const Tensor* weight;
+        const Tensor* x;
+        const Tensor* ids;  // mul_mat_id only
+    };
+    std::vector<Observed> observed;
+    std::vector<float> x_host;
+    std::vector<int32_t> ids_host;
 };
 
 Context::Context(const Model& model, const ContextOptions& options) : model_(model), options_(options), s_(std::make_unique<State>()) {
@@ -239,6 +249,25 @@ void Context::run_ubatch(const Batch& batch, size_t begin, size_t n, float* logi
     for (auto& b : s.backends) b->set_threads(n_tokens > 1 ? s.threads_batch : s.threads);
     s.sched->compute(*s.graph);
     if (wanted) tensor_get(*s.logits, logits_out, static_cast<size_t>(n_out) * hp.n_vocab * sizeof(float));
+    for (const State::Observed& o : s.observed) {
+        s.x_host.resize(static_cast<size_t>(o.x->nelements()));
+        tensor_get(*o.x, s.x_host.data(), o.x->nbytes());
+        MatmulInput in{o.weight->get_name(), s.x_host.data(), o.x->ne[0], o.x->ne[1], o.x->ne[2]};
+        if (o.ids) {
+            s.ids_host.resize(static_cast<size_t>(o.ids->nelements()));
+            tensor_get(*o.ids, s.ids_host.data(), o.ids->nbytes());
+            in.ids = s.ids_host.data();
+            in.n_used = o.ids->ne[0];
+            in.n_expert = o.weight->ne[2];
+        }
+        s.observer(in);
+    }
+}
+
+void Context::observe_matmul_inputs(MatmulObserver observer) {
+    s_->observer = std::move(observer);
+    s_->graph.reset();  // the next run builds a graph that keeps (or no longer keeps) the inputs
+    s_->observed.clear();
 }
 
 void Context::build_graph(int64_t n_tokens, int64_t n_out, int64_t n_kv) {
@@ -254,6 +283,24 @@ void Context::build_graph(int64_t n_tokens, int64_t n_out, int64_t n_kv) {
                      options_.flash_attn};
     s.logits = model_.architecture().build(g, in);
     g.mark_output(s.logits);
+    s.observed.clear();
+    if (s.observer) {
+        // Products whose weight is a model tensor (a named leaf; attention's products read
+        // views of the cache). Their inputs become outputs, so that the planner keeps them.
+        for (const Tensor* n : g.nodes())
+            if ((n->op == Op::mul_mat || n->op == Op::mul_mat_id) && n->src[0]->op == Op::none && !n->src[0]->get_name().empty())
+                s.observed.push_back({n->src[0], n->src[1], n->op == Op::mul_mat_id ? n->src[2] : nullptr});
+        auto keep = [&g](const Tensor* t) {
+            while (t->view_src) t = t->view_src;
+            g.mark_output(const_cast<Tensor*>(t));
+        };
+        for (const State::Observed& o : s.observed) {
+            if (o.x->type != GgmlType::F32 || !o.x->is_contiguous())
+                throw Error("the input of {} is not contiguous f32: its statistics cannot be read", o.weight->get_name());
+            keep(o.x);
+            if (o.ids) keep(o.ids);
+        }
+    }
     s.sched->allocate(g);
     s.n_tokens = n_tokens;
     s.n_out = n_out;

@@ -69,6 +69,7 @@ Imatrix load_gguf(const std::string& path) {
                 out[k] = count > 0 ? sums[k] / count : 1.0f;  // an expert never used: neutral weights
             }
         }
+        m.stored[name] = {std::move(sums), std::move(cnt)};
     }
     if (m.values.empty()) throw Error("{}: the imatrix holds no entries", path);
     return m;
@@ -112,6 +113,7 @@ Imatrix load_dat(const std::string& path) {
         if (nval < 1 || nval > (1 << 28)) throw Error("{}: entry '{}' has {} values", path, name, nval);
         std::vector<float> values(static_cast<size_t>(nval));
         r.bytes(values.data(), values.size() * sizeof(float), "values");
+        m.stored[name] = {values, {static_cast<float>(ncall)}};
         // The stored values are averages times ncall: divide it back out.
         if (ncall > 0)
             for (float& v : values) v = v / static_cast<float>(ncall);

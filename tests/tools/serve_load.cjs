@@ -3,13 +3,15 @@
 // the serve issue asks for: aggregate generated tokens per second over the whole run, and the
 // time to first token (from sending a request to its first text) per request, median and 90th
 // percentile. Every request sets ignore_eos, so each generates exactly N tokens on both servers.
-// Usage: node serve_load.cjs PORT [--clients C] [--requests R] [--tokens N] [--prompt-words W]
+// Usage: node serve_load.cjs PORT [--clients C] [--requests R] [--tokens N] [--prompt-words W] [--verbose]
 // Prints one JSON line. Exits 1 if any request failed or came back short.
 const args = process.argv.slice(2);
 const port = args[0];
 const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? Number(args[i + 1]) : def; };
 const clients = opt('--clients', 16), requests = opt('--requests', 1), tokens = opt('--tokens', 64), words = opt('--prompt-words', 48);
 const base = `http://127.0.0.1:${port}`;
+const verbose = args.includes('--verbose');  // a line per request on stderr
+let tStart = performance.now();
 const vocabulary = ['little', 'cat', 'sun', 'river', 'happy', 'garden', 'friend', 'blue', 'tree', 'ball', 'mom', 'play', 'day', 'big', 'bird'];
 
 function prompt(client, request) {
@@ -41,11 +43,13 @@ async function one(client, request) {
     }
   }
   const generated = usage && usage.completion_tokens ? usage.completion_tokens : chunks;
+  if (verbose) console.error(JSON.stringify({ client, request, ttft_ms: ttft && +ttft.toFixed(1), end_ms: +(performance.now() - tStart).toFixed(1), generated, usage }));
   return { ttft, generated };
 }
 
 (async () => {
   const t0 = performance.now();
+  tStart = t0;
   const results = await Promise.all(Array.from({ length: clients }, async (_, c) => {
     const out = [];
     for (let r = 0; r < requests; ++r) out.push(await one(c, r));

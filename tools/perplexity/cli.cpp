@@ -1,6 +1,7 @@
 // `perplexity`: llama-perplexity's flags and output. This file only parses and prints.
 #include "../common/command_line.hpp"
 #include "../common/devices.hpp"
+#include "../common/duration_text.hpp"
 #include "../common/flag_checks.hpp"
 #include "kl_summary.hpp"
 #include "perplexity.hpp"
@@ -18,18 +19,6 @@
 #include <memory>
 #include <sstream>
 #include <unistd.h>
-
-namespace {
-
-// "42 s", "3 min 20 s", "2 h 05 min": an ETA as a person reads it.
-std::string duration_text(double seconds) {
-    const auto s = static_cast<long long>(seconds + 0.5);
-    if (s < 60) return fmt::format("{} s", s);
-    if (s < 3600) return fmt::format("{} min {:02} s", s / 60, s % 60);
-    return fmt::format("{} h {:02} min", s / 3600, s % 3600 / 60);
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"perplexity: perplexity and KL divergence of a model on a text (llama-perplexity's method)"};
@@ -134,7 +123,7 @@ int main(int argc, char** argv) {
             const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
             const double eta = elapsed / static_cast<double>(k) * static_cast<double>(n - k);
             if (tty && values_on_terminal && k == 1)
-                fmt::print(stderr, "perplexity: {:.2f} s per chunk, ETA {}\n", elapsed, duration_text(eta));
+                fmt::print(stderr, "perplexity: {:.2f} s per chunk, ETA {}\n", elapsed, pocket::tools::duration_text(eta));
             if (!json && kl_row) {  // llama-perplexity's KL table, a row per chunk as it is done
                 if (k == 1) pocket::tools::print_kl_chunk_header(stdout);
                 pocket::tools::print_kl_chunk_row(k, *kl_row, stdout);
@@ -143,7 +132,7 @@ int main(int argc, char** argv) {
                 std::fflush(stdout);
             }
             if (tty && !values_on_terminal) {
-                fmt::print(stderr, "\rperplexity: chunk {}/{}, ETA {}   ", k, n, duration_text(eta));
+                fmt::print(stderr, "\rperplexity: chunk {}/{}, ETA {}   ", k, n, pocket::tools::duration_text(eta));
                 status_line = true;
             }
         });
