@@ -924,14 +924,23 @@ struct Lanes16 {
 // accumulator lane b % 8; the lanes are independent, so this walks them one after another
 // (blocks k, k+8, k+16, ... for lane k) and needs one accumulator per column rather than
 // eight: C columns share each unpacked record, at the same bits.
+//
+// With few columns the tile is as fast as its records arrive from memory, and the lane walk
+// (a stride of 8 records) is a pattern the hardware prefetcher follows late: `ahead` (records
+// from x0 and x1 to the next group of rows, 0 for none) has the group after this one
+// requested while this one is computed.
 template <class V, class P, int C>
 void packed32_tile(int64_t nb, const typename P::Block* x0, const typename P::Block* x1, const block_q8_0* const* y,
-                   const ActBlock* const* info, float* c, size_t cs) {
+                   const ActBlock* const* info, float* c, size_t cs, int64_t ahead = 0) {
     typename V::F lane[8][C];
     for (int k = 0; k < 8; ++k) {
         typename V::F acc[C];
         for (auto& v : acc) v = V::zero();
         for (int64_t b = k; b < nb; b += 8) {
+            if (ahead) {
+                prefetch_record(x0 + b + ahead);
+                if (x1 != x0) prefetch_record(x1 + b + ahead);
+            }
             typename V::Levels L;
             V::levels(x0[b], x1[b], L);
             const typename V::F dx = V::scales(x0[b], x1[b]);
@@ -955,11 +964,14 @@ void packed32_rows(int64_t nb, const typename P::Block* p, int64_t groups, const
     for (int64_t g = 0; g + per <= groups; g += per) {
         const typename P::Block* x = p + g * nb;
         float* cg = c + g * kQ4_0x8Rows;
+        // The first tile of a group asks for the next group's records (when there is one).
+        int64_t ahead = g + 2 * per <= groups ? per * nb : 0;
         int64_t j = j0;
-        for (; j + C <= j1; j += C) packed32_tile<V, P, C>(nb, x, x + (per - 1) * nb, y + j, info + j, cg + cs * j, cs);
+        for (; j + C <= j1; j += C, ahead = 0)
+            packed32_tile<V, P, C>(nb, x, x + (per - 1) * nb, y + j, info + j, cg + cs * j, cs, ahead);
         // the last j1 - j < C columns in one narrower tile
         [&]<int... W>(std::integer_sequence<int, W...>) {
-            ((j1 - j == W + 1 ? packed32_tile<V, P, W + 1>(nb, x, x + (per - 1) * nb, y + j, info + j, cg + cs * j, cs) : void()), ...);
+            ((j1 - j == W + 1 ? packed32_tile<V, P, W + 1>(nb, x, x + (per - 1) * nb, y + j, info + j, cg + cs * j, cs, ahead) : void()), ...);
         }(std::make_integer_sequence<int, C - 1>{});
     }
 }
