@@ -52,8 +52,8 @@ struct SeqToken {
 // The input of one matrix product with a model weight, as a graph run left it (imatrix).
 struct MatmulInput {
     std::string_view weight;   // the weight's name, e.g. "blk.0.ffn_down.weight"
-    const float* x;            // f32 [n_in, n_x, n_tokens], contiguous
-    int64_t n_in, n_x, n_tokens;
+    const float* x;            // f32 [n_in, n_x, n_tokens], contiguous, the product's input as it
+    int64_t n_in, n_x, n_tokens;  // is shaped: a plain product's [n_in, tokens] has n_x = tokens, n_tokens = 1
     // Experts (mul_mat_id): ids [n_used, n_tokens], the expert of each of a token's n_used
     // slots, slot i reading x row i % n_x. Null for a plain product.
     const int32_t* ids = nullptr;

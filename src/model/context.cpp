@@ -85,7 +85,8 @@ Context::Context(const Model& model, const ContextOptions& options) : model_(mod
     const int64_t n_max = std::min<int64_t>(options_.n_ubatch, n_cells);
     build_graph(n_max, n_max, n_cells);
     spdlog::info("context: n_ctx {}{}, n_batch {}, n_ubatch {}, {} threads, KV cache {} + {}", n_ctx_total,
-                 options_.n_seq > 1 ? fmt::format(" ({} sequences of {})", options_.n_seq, n_ctx_) : std::string(), options_.n_batch,
+                 options_.n_seq > 1 ? fmt::format(" ({} sequences of {}, in {} cells)", options_.n_seq, n_ctx_, n_cells) : std::string(),
+                 options_.n_batch,
                  options_.n_ubatch, threads, ggml_type_info(options.type_k).name, ggml_type_info(options.type_v).name);
     for (const DeviceMemoryUse& u : memory_use())
         spdlog::info("{}: weights {:.2f} MiB, KV cache {:.2f} MiB, compute {:.2f} MiB", u.device, u.weights / 1048576.0,
@@ -204,8 +205,9 @@ void Context::decode_sequences(std::span<const SeqToken> batch) {
 
 void Context::evaluate(const Batch& batch) {
     const size_t n_vocab = model_.hparams().n_vocab;
-    n_logit_rows_ = static_cast<size_t>(std::count(batch.keep.begin(), batch.keep.end(), uint8_t{1}));
-    logits_.resize(n_logit_rows_ * n_vocab);
+    n_logit_rows_ = 0;  // until every ubatch has run: a failed evaluation leaves no logits to read
+    const size_t n_rows = static_cast<size_t>(std::count(batch.keep.begin(), batch.keep.end(), uint8_t{1}));
+    logits_.resize(n_rows * n_vocab);
     size_t row = 0;
     for (size_t done = 0; done < batch.size();) {
         const size_t n = std::min<size_t>(options_.n_ubatch, batch.size() - done);
@@ -213,6 +215,7 @@ void Context::evaluate(const Batch& batch) {
         row += static_cast<size_t>(std::count(batch.keep.begin() + done, batch.keep.begin() + done + n, uint8_t{1}));
         done += n;
     }
+    n_logit_rows_ = n_rows;
 }
 
 void Context::run_ubatch(const Batch& batch, size_t begin, size_t n, float* logits_out) {
@@ -272,6 +275,9 @@ void Context::observe_matmul_inputs(MatmulObserver observer) {
 
 void Context::build_graph(int64_t n_tokens, int64_t n_out, int64_t n_kv) {
     State& s = *s_;
+    // Forget the old shape first: if building or planning throws, the next run builds again
+    // rather than running a graph that was never allocated.
+    s.n_tokens = s.n_out = s.n_kv = -1;
     s.graph = std::make_unique<Graph>();
     Graph& g = *s.graph;
     s.ids = g.input("ids", GgmlType::I32, {n_tokens, 1, 1, 1});

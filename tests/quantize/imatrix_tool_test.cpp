@@ -5,6 +5,7 @@
 #include "imatrix_command.hpp"
 #include "pocket/error.hpp"
 #include "pocket/quantize.hpp"
+#include "pocket/tokenizer.hpp"
 #include "quantize_test_util.hpp"
 #include "reference_cases.hpp"
 #include "run_tool.hpp"
@@ -190,6 +191,64 @@ TEST(ImatrixTool, ExpertsShareOutTheRoutersInputs) {
         for (int64_t e = 0; e < n_expert; ++e) sum += experts[static_cast<size_t>(e) * router.size() + j];
         EXPECT_NEAR(sum, n_used * double(router[j]), 1e-4 * n_used * router[j]) << "column " << j;
     }
+}
+
+// The down experts read a different row per slot (x [n_ff, n_used, n_tokens]): their sums and
+// counts per expert, recounted here from one chunk's inputs and expert ids as the model
+// computes them, must be what the tool wrote.
+TEST(ImatrixTool, EachSlotsRowGoesToItsExpert) {
+    POCKET_REQUIRE_SHARED(shared);
+    test::ScratchDir dir;
+    tools::ImatrixOptions o;
+    o.model = (shared / "reference" / "g_arch2" / "rand-qwen3moe-f32.gguf").string();
+    o.text = (shared / "reference" / "d_perplexity" / "stories260K_sampled.txt").string();
+    o.output = (dir / "moe.gguf").string();
+    o.n_ctx = 128;
+    o.n_chunks = 1;
+    o.context.n_threads = 2;
+    tools::run_imatrix(o);
+    const Stats s = read_stats(dir / "moe.gguf");
+
+    const auto model = Model::load(o.model);
+    std::ifstream in(o.text);
+    const std::string text((std::istreambuf_iterator<char>(in)), {});
+    auto tokens = tools::perplexity_tokens(*model, text);
+    tokens.resize(128);
+    const auto& vocab = model->tokenizer().vocab();
+    if (vocab.add_bos() && vocab.special().bos != kNoToken) tokens[0] = vocab.special().bos;  // as the tool does
+    const std::string name = "blk.1.ffn_down_exps.weight";
+    std::vector<double> sums;
+    std::vector<double> counts;
+    Context ctx(*model, {.n_ctx = 128, .n_threads = 2});
+    ctx.observe_matmul_inputs([&](const MatmulInput& x) {
+        if (x.weight != name) return;
+        ASSERT_NE(x.ids, nullptr);
+        ASSERT_EQ(x.n_x, x.n_used) << "a down expert reads one row per slot";
+        sums.resize(static_cast<size_t>(x.n_in * x.n_expert));
+        counts.resize(static_cast<size_t>(x.n_expert));
+        for (int64_t t = 0; t < x.n_tokens; ++t)
+            for (int64_t slot = 0; slot < x.n_used; ++slot) {
+                const int32_t e = x.ids[t * x.n_used + slot];
+                counts[static_cast<size_t>(e)] += 1;
+                for (int64_t j = 0; j < x.n_in; ++j) {
+                    const double v = x.x[(t * x.n_x + slot) * x.n_in + j];
+                    sums[static_cast<size_t>(e * x.n_in + j)] += v * v;
+                }
+            }
+    });
+    ctx.decode(tokens, true);
+    ASSERT_FALSE(counts.empty()) << name << " was never observed";
+    const auto& got_counts = s.counts.at(name);
+    const auto& got_sums = s.sums.at(name);
+    ASSERT_EQ(got_counts.size(), counts.size());
+    ASSERT_EQ(got_sums.size(), sums.size());
+    size_t used = 0;
+    for (size_t e = 0; e < counts.size(); ++e) {
+        EXPECT_EQ(got_counts[e], counts[e]) << "expert " << e;
+        used += counts[e] > 0;
+    }
+    EXPECT_GT(used, 1u) << "the tokens went to a single expert: the test shows nothing";
+    for (size_t i = 0; i < sums.size(); ++i) EXPECT_NEAR(got_sums[i], sums[i], 1e-5 * sums[i] + 1e-30) << i;
 }
 
 TEST(ImatrixTool, RefusesToOverwriteItsInputsOrToDoNothing) {

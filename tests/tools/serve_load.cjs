@@ -4,7 +4,8 @@
 // time to first token (from sending a request to its first text) per request, median and 90th
 // percentile. Every request sets ignore_eos, so each generates exactly N tokens on both servers.
 // Usage: node serve_load.cjs PORT [--clients C] [--requests R] [--tokens N] [--prompt-words W] [--verbose]
-// Prints one JSON line. Exits 1 if any request failed or came back short.
+// Prints one JSON line (with the distinct errors any stream reported, or an unfinished stream).
+// Exits 1 if any request failed or came back short.
 const args = process.argv.slice(2);
 const port = args[0];
 const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? Number(args[i + 1]) : def; };
@@ -28,23 +29,26 @@ async function one(client, request) {
     body: JSON.stringify({ prompt: prompt(client, request), max_tokens: tokens, temperature: 0, ignore_eos: true,
                            stream: true, stream_options: { include_usage: true } }) });
   if (!r.ok) throw new Error(`HTTP ${r.status}: ${await r.text()}`);
-  let ttft = null, chunks = 0, usage = null, buf = '';
+  let ttft = null, chunks = 0, usage = null, buf = '', error = null, done = false;
   const dec = new TextDecoder();
   for await (const part of r.body) {
     buf += dec.decode(part, { stream: true });
     let i;
     while ((i = buf.indexOf('\n\n')) >= 0) {
       const line = buf.slice(0, i).trim(); buf = buf.slice(i + 2);
+      if (line === 'data: [DONE]') done = true;
       if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
       const ev = JSON.parse(line.slice(6));
+      if (ev.error) error = ev.error.message || JSON.stringify(ev.error);
       if (ev.usage) usage = ev.usage;
       const text = ev.choices && ev.choices[0] && ev.choices[0].text;
       if (text) { ++chunks; if (ttft === null) ttft = performance.now() - t0; }
     }
   }
   const generated = usage && usage.completion_tokens ? usage.completion_tokens : chunks;
-  if (verbose) console.error(JSON.stringify({ client, request, ttft_ms: ttft && +ttft.toFixed(1), end_ms: +(performance.now() - tStart).toFixed(1), generated, usage }));
-  return { ttft, generated };
+  if (!done && !error) error = 'the stream ended without data: [DONE]';
+  if (verbose) console.error(JSON.stringify({ client, request, ttft_ms: ttft && +ttft.toFixed(1), end_ms: +(performance.now() - tStart).toFixed(1), generated, usage, error }));
+  return { ttft, generated, error };
 }
 
 (async () => {
@@ -61,8 +65,9 @@ async function one(client, request) {
   const ttfts = all.map((r) => r.ttft).filter((x) => x !== null).sort((a, b) => a - b);
   const pct = (p) => ttfts[Math.min(ttfts.length - 1, Math.floor(p * ttfts.length))];
   const short = all.filter((r) => r.generated !== tokens).length;
+  const errors = [...new Set(all.map((r) => r.error).filter((e) => e))];
   console.log(JSON.stringify({ clients, requests: all.length, tokens_each: tokens, generated, wall_s: +wall.toFixed(3),
                                aggregate_tps: +(generated / wall).toFixed(2), ttft_median_ms: +pct(0.5).toFixed(1),
-                               ttft_p90_ms: +pct(0.9).toFixed(1), short }));
+                               ttft_p90_ms: +pct(0.9).toFixed(1), short, errors }));
   process.exit(short ? 1 : 0);
 })().catch((e) => { console.log(JSON.stringify({ error: String(e.stack || e) })); process.exit(1); });

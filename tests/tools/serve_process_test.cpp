@@ -116,12 +116,11 @@ void stops_cleanly_on(int signal) {
     EXPECT_TRUE(res->body.ends_with("data: [DONE]\n\n")) << "the stream was cut: " << res->body.substr(res->body.size() - std::min<size_t>(200, res->body.size()));
 }
 
-// The official openai npm package as the client. It is not vendored: install it outside the
-// source tree with `npm install --prefix build/npm openai` (the test skips, visibly, without it).
 // Runs a shell command; its exit status (-1 when killed) and what it printed.
 static std::pair<int, std::string> run_shell(const std::string& cmd) {
     std::string out;
     std::FILE* f = ::popen(cmd.c_str(), "r");
+    if (!f) return {-1, "popen failed: " + cmd};
     char buf[4096];
     size_t n;
     while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
@@ -129,6 +128,8 @@ static std::pair<int, std::string> run_shell(const std::string& cmd) {
     return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
 }
 
+// The official openai npm package as the client. It is not vendored: install it outside the
+// source tree with `npm install --prefix build/npm openai` (the test skips, visibly, without it).
 TEST(ServeTool, OpenAINpmClient) {
     const std::string modules = std::string(POCKET_BINARY_DIR) + "/npm";
     if (!std::filesystem::exists(modules + "/node_modules/openai/package.json"))

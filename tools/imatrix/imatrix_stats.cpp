@@ -29,6 +29,8 @@ ImatrixStats::ImatrixStats(int32_t chunk_size, bool process_output) : chunk_size
 
 ImatrixStats::Entry& ImatrixStats::entry(std::string_view name, int64_t n_in, int64_t n_mat) {
     Entry& e = entries_[std::string(name)];
+    // A legacy .dat stores one count for all experts: it holds for each of them.
+    if (e.counts.size() == 1 && n_mat > 1 && e.sums.size() == static_cast<size_t>(n_in * n_mat)) e.counts.assign(static_cast<size_t>(n_mat), e.counts[0]);
     if (e.sums.empty()) {
         e.sums.assign(static_cast<size_t>(n_in * n_mat), 0.0f);
         e.counts.assign(static_cast<size_t>(n_mat), 0);
@@ -91,6 +93,16 @@ int32_t ImatrixStats::chunk_count() const {
     return static_cast<int32_t>(most / chunk_size_);
 }
 
+namespace {
+
+// llama-imatrix writes no entry whose inputs it never saw (a weight only used for fewer than
+// 16 tokens at a time, or only met in an --in-file without data).
+bool has_data(const ImatrixStats::Entry& e) {
+    return std::any_of(e.counts.begin(), e.counts.end(), [](int64_t c) { return c > 0; });
+}
+
+}  // namespace
+
 void ImatrixStats::save_gguf(const std::string& path) const {
     GgufWriter w(path);
     w.set_string("general.type", "imatrix");
@@ -98,6 +110,7 @@ void ImatrixStats::save_gguf(const std::string& path) const {
     w.set<uint32_t>("imatrix.chunk_count", static_cast<uint32_t>(chunk_count()));
     w.set<uint32_t>("imatrix.chunk_size", static_cast<uint32_t>(chunk_size_));
     for (const auto& [name, e] : entries_) {
+        if (!has_data(e)) continue;
         const int64_t n_mat = static_cast<int64_t>(e.counts.size());
         // [n_in, n_mat] and [1, n_mat], written with as many dimensions as ggml gives them
         // (trailing ones dropped), as llama-imatrix's files have them.
@@ -108,6 +121,7 @@ void ImatrixStats::save_gguf(const std::string& path) const {
     }
     w.begin();
     for (const auto& [name, e] : entries_) {
+        if (!has_data(e)) continue;
         w.write(e.sums.data(), e.sums.size() * sizeof(float));
         std::vector<float> counts(e.counts.begin(), e.counts.end());
         w.write(counts.data(), counts.size() * sizeof(float));
@@ -130,8 +144,9 @@ void ImatrixStats::save_dat(const std::string& path) const {
     };
     auto put_i32 = [&](int32_t v) { put(&v, sizeof v); };
     try {
-        put_i32(static_cast<int32_t>(entries_.size()));
+        put_i32(static_cast<int32_t>(std::count_if(entries_.begin(), entries_.end(), [](const auto& kv) { return has_data(kv.second); })));
         for (const auto& [name, e] : entries_) {
+            if (!has_data(e)) continue;
             put_i32(static_cast<int32_t>(name.size()));
             put(name.data(), name.size());
             // The call count: the most inputs any expert saw, in chunks, rounded up.

@@ -170,7 +170,10 @@ void SlotScheduler::step() {
         }
     }
     const size_t n_generating = batch.size();
-    size_t budget = options_.context.n_batch > batch.size() ? options_.context.n_batch - batch.size() : 0;
+    // Prompts get what -b leaves, and always some: with more generating slots than -b, a new
+    // request still starts.
+    const size_t n_batch = options_.context.n_batch;
+    size_t budget = std::max(n_batch > n_generating ? n_batch - n_generating : 0, std::min<size_t>(n_batch, 16));
     for (size_t k = 0; k < slots_.size() && budget > 0; ++k) {
         Slot& s = slots_[(prompt_turn_ + k) % slots_.size()];
         if (!s.task || s.next) continue;
@@ -189,11 +192,10 @@ void SlotScheduler::step() {
     try {
         ctx_->decode_sequences(batch);
     } catch (const std::exception& e) {
-        // Nothing was kept: every slot in the batch ends with the error, its sequence emptied.
+        // Nothing was kept (the sequences did not advance, their caches stay valid): every
+        // slot in the batch ends with the error.
         spdlog::error("decoding a batch failed: {}", e.what());
         for (Slot* s : in_batch) {
-            ctx_->truncate(s->seq, 0);
-            s->cached.clear();
             Outcome o;
             o.reason = FinishReason::error;
             o.error_status = 500;
@@ -218,8 +220,19 @@ void SlotScheduler::step() {
         else ++s.n_prompt_done;
         if (t.logits) s.logits_row = row++;
     }
-    for (Slot& s : slots_)
-        if (s.task && s.logits_row >= 0) generate_one(s, ctx_->logits(static_cast<size_t>(s.logits_row)));
+    for (Slot& s : slots_) {
+        if (!s.task || s.logits_row < 0) continue;
+        try {
+            generate_one(s, ctx_->logits(static_cast<size_t>(s.logits_row)));
+        } catch (const std::exception& e) {  // this slot's request fails; the server goes on
+            spdlog::error("slot {}: {}", s.seq, e.what());
+            Outcome o;
+            o.reason = FinishReason::error;
+            o.error_status = 500;
+            o.error_message = e.what();
+            release(s, std::move(o));
+        }
+    }
 }
 
 // Samples the slot's next token from its logits; emits it, or finishes the request.

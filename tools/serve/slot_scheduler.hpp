@@ -3,7 +3,7 @@
 // sequence each (llama-server's split: n_ctx / n_parallel per slot). One scheduler thread runs
 // steps; a step is one batch (Context::decode_sequences) holding the next token of every slot
 // that is generating, then prompt chunks of slots still reading their prompts, up to -b tokens
-// in all. A new request therefore starts at the next step, and a long prompt delays the others
+// in all (prompts always get at least 16, however many slots generate). A new request therefore starts at the next step, and a long prompt delays the others
 // by one chunk per step, never by the whole prompt.
 //
 // A slot keeps its KV cache after a request; the next request it takes reuses the longest
