@@ -1028,20 +1028,22 @@ void q8_0x8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, si
 
 // ---------------------------------------------------------------- tiling driver
 
-// Covers rows x m with RxC tiles, then the edges with 1xC, Rx1 and 1x1 tiles: calls
-// tile.template operator()<TR, TC>(i, j) for the tile whose first output is (row i, column j).
-// Each output is computed by one tile and every tile runs the same per-output sequence.
+// Covers rows x m with RxC tiles, the last m % C columns with one narrower tile, and the
+// last rows % R rows with one-row tiles: calls tile.template operator()<TR, TC>(i, j) for the
+// tile whose first output is (row i, column j). Each output is computed by one tile and every
+// tile runs the same per-output sequence. The remaining columns go together (not one by one):
+// a batch of a few tokens (serve's slots decoding side by side) reads each weight once.
 template <int R, int C, class TileAt>
 void for_each_tile(int64_t rows, int64_t m, const TileAt& tile) {
     const int64_t rows_full = rows / R * R, m_full = m / C * C;
-    for (int64_t j = 0; j < m_full; j += C) {
-        for (int64_t i = 0; i < rows_full; i += R) tile.template operator()<R, C>(i, j);
-        for (int64_t i = rows_full; i < rows; ++i) tile.template operator()<1, C>(i, j);
-    }
-    for (int64_t j = m_full; j < m; ++j) {
-        for (int64_t i = 0; i < rows_full; i += R) tile.template operator()<R, 1>(i, j);
-        for (int64_t i = rows_full; i < rows; ++i) tile.template operator()<1, 1>(i, j);
-    }
+    auto columns = [&]<int TC>(int64_t j) {
+        for (int64_t i = 0; i < rows_full; i += R) tile.template operator()<R, TC>(i, j);
+        for (int64_t i = rows_full; i < rows; ++i) tile.template operator()<1, TC>(i, j);
+    };
+    for (int64_t j = 0; j < m_full; j += C) columns.template operator()<C>(j);
+    [&]<int... W>(std::integer_sequence<int, W...>) {
+        ((m - m_full == W + 1 ? columns.template operator()<W + 1>(m_full) : void()), ...);
+    }(std::make_integer_sequence<int, C - 1>{});
 }
 
 template <template <int, int> class Tile, int R, int C>

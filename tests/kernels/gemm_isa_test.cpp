@@ -35,7 +35,7 @@ TEST_P(Gemm, BitwiseEqualToVecDotForEveryShape) {
         std::memcpy(&a[a_stride * static_cast<size_t>(j)], &d.a[d.a_row_bytes * static_cast<size_t>(j)], d.a_row_bytes);
 
     for (int64_t rows : {1, 2, 3, 4, 5, 8, 13}) {
-        for (int64_t m : {1, 2, 3, 4, 5, 7, 8, 11}) {
+        for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 11}) {
             const size_t c_stride = static_cast<size_t>(rows) + 3;
             std::vector<float> out(c_stride * static_cast<size_t>(m), -12345.f);
             k->gemm(n, w.data(), w_stride, rows, a.data(), a_stride, m, out.data(), c_stride);
