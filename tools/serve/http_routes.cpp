@@ -82,6 +82,7 @@ void Server::completion(const httplib::Request& req, httplib::Response& res, Api
             res.set_content(dump_json(completion_body(id, text, o)), "application/json");
             return;
         }
+        ++open_responses_;
         res.set_chunked_content_provider(
             "application/json",
             [task, id, kKeepAlive](size_t, httplib::DataSink& sink) {
@@ -93,7 +94,10 @@ void Server::completion(const httplib::Request& req, httplib::Response& res, Api
                 sink.done();
                 return true;
             },
-            [task](bool) { task->cancel(); });  // ended either way: a finished task ignores it
+            [this, task](bool) {  // ended either way: a finished task ignores the cancel
+                task->cancel();
+                --open_responses_;
+            });
         return;
     }
     // A stream answers 200 once a slot has the request; before that an error keeps its status
@@ -103,6 +107,7 @@ void Server::completion(const httplib::Request& req, httplib::Response& res, Api
         throw ApiError(o.error_status ? o.error_status : 503, o.error_message);
     }
     res.set_header("Cache-Control", "no-cache");
+    ++open_responses_;
     res.set_chunked_content_provider(
         "text/event-stream",
         [task, id, usage = cr.include_usage, first = true](size_t, httplib::DataSink& sink) mutable {
@@ -128,7 +133,10 @@ void Server::completion(const httplib::Request& req, httplib::Response& res, Api
             sink.done();
             return true;
         },
-        [task](bool) { task->cancel(); });  // ended either way: a finished task ignores it
+        [this, task](bool) {  // ended either way: a finished task ignores the cancel
+            task->cancel();
+            --open_responses_;
+        });
 }
 
 void Server::tokenize(const httplib::Request& req, httplib::Response& res) {

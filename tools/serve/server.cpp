@@ -8,8 +8,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <sys/socket.h>
+#include <thread>
 
 namespace pocket::serve {
 
@@ -86,6 +88,12 @@ void Server::load() {
 void Server::stop() {
     if (stopped_.exchange(true)) return;
     if (scheduler_) scheduler_->stop();  // every request gets its answer first
+    // Every task has its outcome now; httplib stops calling content providers as soon as it
+    // stops, so let the open responses write their last events (a stream's error and
+    // [DONE]) first, for a few seconds at most.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (open_responses_.load() > 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
     http_.stop();
     if (listener_.joinable()) listener_.join();
 }

@@ -67,6 +67,9 @@ private:
     std::unique_ptr<SlotScheduler> scheduler_;
     std::atomic<bool> ready_{false};
     std::atomic<bool> stopped_{false};
+    // Chunked responses (streams, long whole answers) not yet finished: stop() lets them write
+    // their last events before the HTTP server stops calling them.
+    std::atomic<int> open_responses_{0};
 };
 
 }  // namespace pocket::serve
