@@ -56,6 +56,18 @@ tools::ImatrixOptions synth_options(const fs::path& shared, const fs::path& out)
     return o;
 }
 
+// The qwen3moe random model over `n_chunks` chunks of 128 tokens.
+tools::ImatrixOptions moe_options(const fs::path& shared, const fs::path& out, int n_chunks) {
+    tools::ImatrixOptions o;
+    o.model = (shared / "reference" / "g_arch2" / "rand-qwen3moe-f32.gguf").string();
+    o.text = (shared / "reference" / "d_perplexity" / "stories260K_sampled.txt").string();
+    o.output = out.string();
+    o.n_ctx = 128;
+    o.n_chunks = n_chunks;
+    o.context.n_threads = 2;
+    return o;
+}
+
 }  // namespace
 
 TEST(ImatrixTool, MatchesLlamaImatrix) {
@@ -166,13 +178,7 @@ TEST(ImatrixTool, DatFormatAndCombiningFiles) {
 TEST(ImatrixTool, ExpertsShareOutTheRoutersInputs) {
     POCKET_REQUIRE_SHARED(shared);
     test::ScratchDir dir;
-    tools::ImatrixOptions o;
-    o.model = (shared / "reference" / "g_arch2" / "rand-qwen3moe-f32.gguf").string();
-    o.text = (shared / "reference" / "d_perplexity" / "stories260K_sampled.txt").string();
-    o.output = (dir / "moe.gguf").string();
-    o.n_ctx = 128;
-    o.n_chunks = 4;
-    o.context.n_threads = 2;
+    const tools::ImatrixOptions o = moe_options(shared, dir / "moe.gguf", 4);
     tools::run_imatrix(o);
     const Stats s = read_stats(dir / "moe.gguf");
     const auto model = Model::load(o.model);
@@ -199,13 +205,7 @@ TEST(ImatrixTool, ExpertsShareOutTheRoutersInputs) {
 TEST(ImatrixTool, EachSlotsRowGoesToItsExpert) {
     POCKET_REQUIRE_SHARED(shared);
     test::ScratchDir dir;
-    tools::ImatrixOptions o;
-    o.model = (shared / "reference" / "g_arch2" / "rand-qwen3moe-f32.gguf").string();
-    o.text = (shared / "reference" / "d_perplexity" / "stories260K_sampled.txt").string();
-    o.output = (dir / "moe.gguf").string();
-    o.n_ctx = 128;
-    o.n_chunks = 1;
-    o.context.n_threads = 2;
+    const tools::ImatrixOptions o = moe_options(shared, dir / "moe.gguf", 1);
     tools::run_imatrix(o);
     const Stats s = read_stats(dir / "moe.gguf");
 

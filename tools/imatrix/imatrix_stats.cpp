@@ -45,10 +45,12 @@ void ImatrixStats::add(const MatmulInput& in) {
     const bool wanted = in.weight.starts_with("blk.") || (process_output_ && in.weight == "output.weight");
     if (!wanted) return;
     const int64_t n_in = in.n_in;
+    Entry* touched = nullptr;
     if (in.ids) {
         // Each (slot, token) adds its input row to the expert it went to, slot by slot, as
         // llama-imatrix walks them.
         Entry& e = entry(in.weight, n_in, in.n_expert);
+        touched = &e;
         for (int64_t slot = 0; slot < in.n_used; ++slot)
             for (int64_t t = 0; t < in.n_tokens; ++t) {
                 const int32_t ex = in.ids[t * in.n_used + slot];
@@ -62,13 +64,14 @@ void ImatrixStats::add(const MatmulInput& in) {
         const int64_t n_rows = in.n_x * in.n_tokens;
         if (n_rows < kMinTokens) return;
         Entry& e = entry(in.weight, n_in, 1);
+        touched = &e;
         for (int64_t r = 0; r < n_rows; ++r) {
             const float* x = in.x + r * n_in;
             for (int64_t j = 0; j < n_in; ++j) e.sums[static_cast<size_t>(j)] += x[j] * x[j];
         }
         e.counts[0] += n_rows;
     }
-    for (float v : entries_[std::string(in.weight)].sums)
+    for (float v : touched->sums)
         if (!std::isfinite(v)) throw Error("'{}': the sums of squared inputs are no longer finite", in.weight);
 }
 
