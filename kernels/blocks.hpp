@@ -4,6 +4,7 @@
 #include "pocket/ggml_type.hpp"
 
 #include <cstdint>
+#include <cstring>
 
 namespace pocket::kernels {
 
@@ -89,9 +90,65 @@ struct block_iq4_xs {
     uint8_t qs[kQKK / 2];
 };
 
+// The i-quants: 8 (IQ3: 4) weights at a time are one point of a grid (kernels/iq_grids.hpp),
+// with signs apart (IQ2/IQ3) or a shift (IQ1). Scales are odd multiples of d.
+struct block_iq2_xxs {
+    half d;
+    uint16_t qs[kQKK / 8];  // per 32: 4 grid bytes, then 4 x 7 sign bits and a 4-bit scale
+};
+struct block_iq2_xs {
+    half d;
+    uint16_t qs[kQKK / 8];  // 9-bit grid index, 7 sign bits
+    uint8_t scales[kQKK / 32];  // two 4-bit scales per 32
+};
+struct block_iq2_s {
+    half d;
+    uint8_t qs[kQKK / 4];  // 32 grid bytes, then 32 sign bytes
+    uint8_t qh[kQKK / 32];  // the grid indices' two high bits
+    uint8_t scales[kQKK / 32];
+};
+struct block_iq3_xxs {
+    half d;
+    uint8_t qs[3 * kQKK / 8];  // 64 grid bytes, then per 32 a dword: 4 x 7 sign bits, 4-bit scale
+};
+struct block_iq3_s {
+    half d;
+    uint8_t qs[kQKK / 4];
+    uint8_t qh[kQKK / 32];  // the grid indices' ninth bits
+    uint8_t signs[kQKK / 8];
+    uint8_t scales[kQKK / 64];
+};
+struct block_iq1_s {
+    half d;
+    uint8_t qs[kQKK / 8];  // grid index, low 8 bits
+    uint16_t qh[kQKK / 32];  // per 32: 4 x 3 high index bits, a 3-bit scale, the shift's sign
+};
+struct block_iq1_m {
+    uint8_t qs[kQKK / 8];
+    uint8_t qh[kQKK / 16];  // per 16: two 3-bit high index bits, each with a shift sign bit
+    uint8_t scales[kQKK / 32];  // 3-bit scales; the fp16 d in the top nibbles of the 4 uint16s
+};
+// Ternary: each weight is -d, 0 or +d.
+struct block_tq1_0 {
+    uint8_t qs[(kQKK - 4 * kQKK / 64) / 5];  // 5 trits per byte (base 3, scaled to 0..255)
+    uint8_t qh[kQKK / 64];                   // 4 trits per byte
+    half d;
+};
+struct block_tq2_0 {
+    uint8_t qs[kQKK / 4];  // 2 bits per weight, value - 1
+    half d;
+};
+// OCP microscaling FP4: 32 e2m1 values sharing one power-of-two (E8M0) scale.
+struct block_mxfp4 {
+    uint8_t e;
+    uint8_t qs[kQK / 2];
+};
+
 // The 16 non-linear levels shared by IQ4_NL and IQ4_XS.
 inline constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
                                             1,    13,   25,  38,  53,  69,  89,  113};
+// MXFP4's e2m1 levels, doubled to integers (the scale is halved to match).
+inline constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 #define POCKET_CHECK_BLOCK(T, G)                                                     \
     static_assert(sizeof(T) == ggml_type_row(GgmlType::G).block_bytes, #T " size"); \
@@ -112,6 +169,16 @@ POCKET_CHECK_BLOCK(block_q6_K, Q6_K);
 POCKET_CHECK_BLOCK(block_q8_K, Q8_K);
 POCKET_CHECK_BLOCK(block_iq4_nl, IQ4_NL);
 POCKET_CHECK_BLOCK(block_iq4_xs, IQ4_XS);
+POCKET_CHECK_BLOCK(block_iq2_xxs, IQ2_XXS);
+POCKET_CHECK_BLOCK(block_iq2_xs, IQ2_XS);
+POCKET_CHECK_BLOCK(block_iq2_s, IQ2_S);
+POCKET_CHECK_BLOCK(block_iq3_xxs, IQ3_XXS);
+POCKET_CHECK_BLOCK(block_iq3_s, IQ3_S);
+POCKET_CHECK_BLOCK(block_iq1_s, IQ1_S);
+POCKET_CHECK_BLOCK(block_iq1_m, IQ1_M);
+POCKET_CHECK_BLOCK(block_tq1_0, TQ1_0);
+POCKET_CHECK_BLOCK(block_tq2_0, TQ2_0);
+POCKET_CHECK_BLOCK(block_mxfp4, MXFP4);
 #undef POCKET_CHECK_BLOCK
 static_assert(ggml_type_row(GgmlType::Q4_0).block_size == kQK);
 static_assert(ggml_type_row(GgmlType::Q4_K).block_size == kQKK);
@@ -139,6 +206,13 @@ inline int iq4xs_scale(int ib, const block_iq4_xs& b) {
     const int low = (b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF;
     const int high = (b.scales_h >> (2 * ib)) & 3;
     return (low | (high << 4)) - 32;
+}
+
+// IQ1_M's fp16 d, spread over the top nibbles of its four 16-bit scale words.
+inline uint16_t iq1m_d_bits(const block_iq1_m& b) {
+    uint16_t sc[4];
+    std::memcpy(sc, b.scales, 8);
+    return static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00F0) | ((sc[2] >> 4) & 0x0F00) | (sc[3] & 0xF000));
 }
 
 }  // namespace pocket::kernels

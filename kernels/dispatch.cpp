@@ -52,6 +52,16 @@ constexpr ConvRow kConv[] = {
     {GgmlType::Q8_K, GgmlType::Q8_K, quantize_row_q8_K, dequantize_row_q8_K},
     {GgmlType::IQ4_NL, GgmlType::Q8_0, quantize_row_iq4_nl, dequantize_row_iq4_nl},
     {GgmlType::IQ4_XS, GgmlType::Q8_K, quantize_row_iq4_xs, dequantize_row_iq4_xs},
+    {GgmlType::IQ2_XXS, GgmlType::Q8_K, nullptr, dequantize_row_iq2_xxs},
+    {GgmlType::IQ2_XS, GgmlType::Q8_K, nullptr, dequantize_row_iq2_xs},
+    {GgmlType::IQ2_S, GgmlType::Q8_K, nullptr, dequantize_row_iq2_s},
+    {GgmlType::IQ3_XXS, GgmlType::Q8_K, nullptr, dequantize_row_iq3_xxs},
+    {GgmlType::IQ3_S, GgmlType::Q8_K, nullptr, dequantize_row_iq3_s},
+    {GgmlType::IQ1_S, GgmlType::Q8_K, nullptr, dequantize_row_iq1_s},
+    {GgmlType::IQ1_M, GgmlType::Q8_K, nullptr, dequantize_row_iq1_m},
+    {GgmlType::TQ1_0, GgmlType::Q8_K, nullptr, dequantize_row_tq1_0},
+    {GgmlType::TQ2_0, GgmlType::Q8_K, nullptr, dequantize_row_tq2_0},
+    {GgmlType::MXFP4, GgmlType::Q8_0, nullptr, dequantize_row_mxfp4},
 };
 
 #if defined(POCKET_KERNELS_X86)

@@ -151,6 +151,20 @@ void vec_dot_iq4_nl(int64_t n, float* out, const void* vx, const void* vy) {
     });
 }
 
+void vec_dot_mxfp4(int64_t n, float* out, const void* vx, const void* vy) {
+    const auto* x = static_cast<const block_mxfp4*>(vx);
+    const auto* y = static_cast<const block_q8_0*>(vy);
+    *out = block_dot<false>(n / kQK, [&](int64_t b, int32_t& s, float& d, float&, float&) {
+        int8_t w[32];
+        for (int j = 0; j < 16; ++j) {
+            w[j] = kMxfp4Values[x[b].qs[j] & 0xF];
+            w[j + 16] = kMxfp4Values[x[b].qs[j] >> 4];
+        }
+        s = dot_i8(w, y[b].qs, 32);
+        d = e8m0_to_f32_half(x[b].e) * fp16_to_f32(y[b].d);
+    });
+}
+
 // ---- super-block types: exact integer sums per 256, then two fused steps ----
 namespace {
 inline void superblock_step(float& acc, float d, int32_t isum, float dmin, int32_t summ) {

@@ -21,6 +21,16 @@ void fill_scalar(IsaTable& t) {
     POCKET_SET(Q5_K, q5_K);
     POCKET_SET(Q6_K, q6_K);
     POCKET_SET(IQ4_XS, iq4_xs);
+    POCKET_SET(MXFP4, mxfp4);
+    POCKET_SET(IQ2_XXS, iq2_xxs);
+    POCKET_SET(IQ2_XS, iq2_xs);
+    POCKET_SET(IQ2_S, iq2_s);
+    POCKET_SET(IQ3_XXS, iq3_xxs);
+    POCKET_SET(IQ3_S, iq3_s);
+    POCKET_SET(IQ1_S, iq1_s);
+    POCKET_SET(IQ1_M, iq1_m);
+    POCKET_SET(TQ1_0, tq1_0);
+    POCKET_SET(TQ2_0, tq2_0);
 #undef POCKET_SET
 }
 

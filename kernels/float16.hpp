@@ -60,4 +60,11 @@ inline uint16_t f32_to_bf16(float f) {
     return static_cast<uint16_t>((x + 0x7FFF + ((x >> 16) & 1)) >> 16);
 }
 
+// Half of an E8M0 scale (2^(e-127) / 2 = 2^(e-128)), MXFP4's block scale: halved because its
+// levels are stored doubled (kMxfp4Values). e = 0 and 1 give the subnormals 2^-128, 2^-127.
+inline float e8m0_to_f32_half(uint8_t e) {
+    const uint32_t bits = e < 2 ? (0x00200000u << e) : (static_cast<uint32_t>(e - 1) << 23);
+    return std::bit_cast<float>(bits);
+}
+
 }  // namespace pocket::kernels

@@ -29,6 +29,18 @@ POCKET_ROW_FUNCTIONS(iq4_nl)
 POCKET_ROW_FUNCTIONS(iq4_xs)
 #undef POCKET_ROW_FUNCTIONS
 
+// Types pocket reads and runs; their quantizers are in quantize_iq*.cpp / quantize_ternary.cpp.
+void dequantize_row_iq2_xxs(const void* src, float* dst, int64_t n);
+void dequantize_row_iq2_xs(const void* src, float* dst, int64_t n);
+void dequantize_row_iq2_s(const void* src, float* dst, int64_t n);
+void dequantize_row_iq3_xxs(const void* src, float* dst, int64_t n);
+void dequantize_row_iq3_s(const void* src, float* dst, int64_t n);
+void dequantize_row_iq1_s(const void* src, float* dst, int64_t n);
+void dequantize_row_iq1_m(const void* src, float* dst, int64_t n);
+void dequantize_row_tq1_0(const void* src, float* dst, int64_t n);
+void dequantize_row_tq2_0(const void* src, float* dst, int64_t n);
+void dequantize_row_mxfp4(const void* src, float* dst, int64_t n);
+
 // Scalar dot products: the reference every SIMD version must reproduce bit for bit.
 namespace scalar {
 void vec_dot_f32(int64_t n, float* out, const void* x, const void* y);
@@ -46,6 +58,16 @@ void vec_dot_q4_K(int64_t n, float* out, const void* x, const void* y);
 void vec_dot_q5_K(int64_t n, float* out, const void* x, const void* y);
 void vec_dot_q6_K(int64_t n, float* out, const void* x, const void* y);
 void vec_dot_iq4_xs(int64_t n, float* out, const void* x, const void* y);
+void vec_dot_mxfp4(int64_t n, float* out, const void* x, const void* y);
+void vec_dot_iq2_xxs(int64_t n, float* out, const void* x, const void* y);
+void vec_dot_iq2_xs(int64_t n, float* out, const void* x, const void* y);
+void vec_dot_iq2_s(int64_t n, float* out, const void* x, const void* y);
+void vec_dot_iq3_xxs(int64_t n, float* out, const void* x, const void* y);
+void vec_dot_iq3_s(int64_t n, float* out, const void* x, const void* y);
+void vec_dot_iq1_s(int64_t n, float* out, const void* x, const void* y);
+void vec_dot_iq1_m(int64_t n, float* out, const void* x, const void* y);
+void vec_dot_tq1_0(int64_t n, float* out, const void* x, const void* y);
+void vec_dot_tq2_0(int64_t n, float* out, const void* x, const void* y);
 }  // namespace scalar
 
 }  // namespace pocket::kernels

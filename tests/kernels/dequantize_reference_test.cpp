@@ -1,5 +1,5 @@
 // Dequantization is bitwise equal to llama.cpp's on shared/reference/e_dequant: the tensor
-// blk.0.attn_k.weight (ne = [256, 128]) in 14 types, raw bytes and ggml's to_float output.
+// blk.0.attn_k.weight (ne = [256, 128]) in 24 types, raw bytes and ggml's to_float output.
 #include "kernel_test_data.hpp"
 
 #include <gtest/gtest.h>
@@ -35,6 +35,8 @@ TEST_P(DequantizeReference, BitwiseEqualToLlamaCpp) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, DequantizeReference, ::testing::ValuesIn(test::kRefTypes),
+                         [](const auto& p) { return std::string(p.param.file_name); });
+INSTANTIATE_TEST_SUITE_P(LowBitTypes, DequantizeReference, ::testing::ValuesIn(test::kLowBitRefTypes),
                          [](const auto& p) { return std::string(p.param.file_name); });
 
 }  // namespace

@@ -118,7 +118,7 @@ TEST(Dispatch, EveryDotTypeHasKernelsOnEverySupportedIsa) {
         }
     }
     EXPECT_TRUE(isa_supported(Isa::scalar));
-    EXPECT_EQ(type_kernels(GgmlType::IQ2_XXS), nullptr);
+    EXPECT_EQ(type_kernels(GgmlType::I32), nullptr);
 }
 
 // Which types each SIMD ISA accelerates (the rest fall back to the scalar reference, which

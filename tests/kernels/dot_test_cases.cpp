@@ -14,7 +14,11 @@ namespace {
 std::vector<int> half_offsets(GgmlType t) {
     switch (t) {
         case GgmlType::Q4_0: case GgmlType::Q5_0: case GgmlType::Q8_0: case GgmlType::IQ4_NL: case GgmlType::IQ4_XS:
+        case GgmlType::IQ2_XXS: case GgmlType::IQ2_XS: case GgmlType::IQ2_S: case GgmlType::IQ3_XXS:
+        case GgmlType::IQ3_S: case GgmlType::IQ1_S:
             return {0};
+        case GgmlType::TQ1_0: return {52};
+        case GgmlType::TQ2_0: return {64};
         case GgmlType::Q4_1: case GgmlType::Q5_1: case GgmlType::Q4_K: case GgmlType::Q5_K: return {0, 2};
         case GgmlType::Q2_K: return {80, 82};
         case GgmlType::Q3_K: return {108};
@@ -69,7 +73,8 @@ DotRows make_dot_rows(GgmlType wt, DotCase c, int64_t n, int64_t rows, int64_t m
     d.w.resize(d.w_row_bytes * static_cast<size_t>(rows));
     d.a.resize(d.a_row_bytes * static_cast<size_t>(m));
 
-    if (c == DotCase::random_bytes) {
+    // Types pocket cannot quantize (yet) get random blocks in every case but zeros.
+    if (c == DotCase::random_bytes || (!k->quantize_row && c != DotCase::zeros)) {
         std::uniform_int_distribution<int> byte(0, 255);
         std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
         for (auto& b : d.w) b = static_cast<uint8_t>(byte(rng));
@@ -85,6 +90,16 @@ DotRows make_dot_rows(GgmlType wt, DotCase c, int64_t n, int64_t rows, int64_t m
                     const uint16_t h = f32_to_fp16(scale(rng));
                     std::memcpy(&d.w[blk * bb + static_cast<size_t>(off)], &h, 2);
                 }
+            if (wt == GgmlType::IQ1_M)  // its fp16 d lives in the top nibbles of the four scale words
+                for (size_t blk = 0; blk < d.w.size() / bb; ++blk) {
+                    const uint16_t h = f32_to_fp16(scale(rng));
+                    for (int w = 0; w < 4; ++w) {
+                        uint8_t& hi = d.w[blk * bb + 48 + 2 * static_cast<size_t>(w) + 1];
+                        hi = static_cast<uint8_t>((hi & 0x0F) | (((h >> (4 * w)) & 0xF) << 4));
+                    }
+                }
+            if (wt == GgmlType::MXFP4)  // E8M0 scales around 1 (2^-9 .. 2^3)
+                for (size_t blk = 0; blk < d.w.size() / bb; ++blk) d.w[blk * bb] = static_cast<uint8_t>(118 + byte(rng) % 13);
         }
         // random activations, with the extreme pattern in every other row
         for (int64_t j = 0; j < m; ++j) {
@@ -94,7 +109,7 @@ DotRows make_dot_rows(GgmlType wt, DotCase c, int64_t n, int64_t rows, int64_t m
         return d;
     }
     const auto wf = floats_for(c, n * rows, rng);
-    quantize_rows(wt, wf.data(), d.w.data(), rows, n);
+    if (k->quantize_row) quantize_rows(wt, wf.data(), d.w.data(), rows, n);  // else all-zero bytes
     for (int64_t j = 0; j < m; ++j) {
         const auto f = floats_for(c, n, rng);
         convert_activation_row(k->vec_dot_type, f.data(), d.a.data() + d.a_row_bytes * static_cast<size_t>(j), n);

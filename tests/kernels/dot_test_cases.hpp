@@ -24,7 +24,10 @@ std::string dot_case_name(DotCase c);
 inline constexpr GgmlType kDotTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16,   GgmlType::Q4_0,
                                          GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,   GgmlType::Q8_0,
                                          GgmlType::IQ4_NL, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K,
-                                         GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_XS};
+                                         GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_XS, GgmlType::MXFP4,
+                                         GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS,
+                                         GgmlType::IQ3_S, GgmlType::IQ1_S, GgmlType::IQ1_M, GgmlType::TQ1_0,
+                                         GgmlType::TQ2_0};
 
 // Row lengths to try for a type: several block counts, odd ones and tails included.
 std::vector<int64_t> dot_lengths(GgmlType weight_type);

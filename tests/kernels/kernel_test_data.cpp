@@ -35,6 +35,13 @@ const RefType kRefTypes[14] = {
     {"IQ4_NL", GgmlType::IQ4_NL}, {"IQ4_XS", GgmlType::IQ4_XS},
 };
 
+const RefType kLowBitRefTypes[10] = {
+    {"IQ1_S", GgmlType::IQ1_S, true},     {"IQ1_M", GgmlType::IQ1_M, true},   {"IQ2_XXS", GgmlType::IQ2_XXS, true},
+    {"IQ2_XS", GgmlType::IQ2_XS, true},   {"IQ2_S", GgmlType::IQ2_S, true},   {"IQ3_XXS", GgmlType::IQ3_XXS, true},
+    {"IQ3_S", GgmlType::IQ3_S, false},    {"TQ1_0", GgmlType::TQ1_0, false},  {"TQ2_0", GgmlType::TQ2_0, false},
+    {"MXFP4", GgmlType::MXFP4, false},
+};
+
 size_t row_bytes(GgmlType t, int64_t n) {
     for (const auto& r : kGgmlTypes)
         if (r.type == t) return static_cast<size_t>(n / r.block_size) * r.block_bytes;

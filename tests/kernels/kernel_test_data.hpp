@@ -19,8 +19,11 @@ std::vector<float> read_floats(const std::filesystem::path& p);
 struct RefType {
     const char* file_name;
     GgmlType type;
+    bool imatrix = false;  // made with e_dequant/imatrix.blk.0.attn_k.weight.f32 (MANIFEST's "A" rows)
 };
 extern const RefType kRefTypes[14];
+// The low-bit, ternary and MXFP4 types added later to e_dequant (MANIFEST section e).
+extern const RefType kLowBitRefTypes[10];
 
 size_t row_bytes(GgmlType t, int64_t n);
 uint32_t block_size(GgmlType t);

@@ -38,8 +38,15 @@ TEST_P(QuantizeReference, BytesAndRmseMatchLlamaCpp) {
     ASSERT_EQ(source.size() % kRowLen, 0u);
     const int64_t rows = static_cast<int64_t>(source.size()) / kRowLen;
 
+    // the "A" rows of MANIFEST section e were quantized with this importance vector
+    std::vector<float> imatrix;
+    if (GetParam().imatrix) {
+        imatrix = test::read_floats(dir / "imatrix.blk.0.attn_k.weight.f32");
+        ASSERT_EQ(imatrix.size(), static_cast<size_t>(kRowLen));
+    }
+    if (!type_kernels(type)->quantize_row) GTEST_SKIP() << "pocket cannot quantize " << GetParam().file_name << " yet";
     std::vector<uint8_t> mine(test::row_bytes(type, kRowLen) * static_cast<size_t>(rows));
-    quantize_rows(type, source.data(), mine.data(), rows, kRowLen);
+    quantize_rows(type, source.data(), mine.data(), rows, kRowLen, imatrix.empty() ? nullptr : imatrix.data());
     ASSERT_EQ(mine.size(), raw.size());
 
     const double rmse_llama = rmse(dequantize_all(type, raw, rows), source);
@@ -55,6 +62,8 @@ TEST_P(QuantizeReference, BytesAndRmseMatchLlamaCpp) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, QuantizeReference, ::testing::ValuesIn(test::kRefTypes),
+                         [](const auto& p) { return std::string(p.param.file_name); });
+INSTANTIATE_TEST_SUITE_P(LowBitTypes, QuantizeReference, ::testing::ValuesIn(test::kLowBitRefTypes),
                          [](const auto& p) { return std::string(p.param.file_name); });
 
 // With an importance matrix Q4_0 … Q5_1, the K-quants and IQ4 types weight the rounding error: the
