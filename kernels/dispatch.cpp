@@ -59,9 +59,9 @@ constexpr ConvRow kConv[] = {
     {GgmlType::IQ3_S, GgmlType::Q8_K, nullptr, dequantize_row_iq3_s},
     {GgmlType::IQ1_S, GgmlType::Q8_K, nullptr, dequantize_row_iq1_s},
     {GgmlType::IQ1_M, GgmlType::Q8_K, nullptr, dequantize_row_iq1_m},
-    {GgmlType::TQ1_0, GgmlType::Q8_K, nullptr, dequantize_row_tq1_0},
-    {GgmlType::TQ2_0, GgmlType::Q8_K, nullptr, dequantize_row_tq2_0},
-    {GgmlType::MXFP4, GgmlType::Q8_0, nullptr, dequantize_row_mxfp4},
+    {GgmlType::TQ1_0, GgmlType::Q8_K, quantize_row_tq1_0, dequantize_row_tq1_0},
+    {GgmlType::TQ2_0, GgmlType::Q8_K, quantize_row_tq2_0, dequantize_row_tq2_0},
+    {GgmlType::MXFP4, GgmlType::Q8_0, quantize_row_mxfp4, dequantize_row_mxfp4},
 };
 
 #if defined(POCKET_KERNELS_X86)

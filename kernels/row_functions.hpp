@@ -41,6 +41,11 @@ void dequantize_row_tq1_0(const void* src, float* dst, int64_t n);
 void dequantize_row_tq2_0(const void* src, float* dst, int64_t n);
 void dequantize_row_mxfp4(const void* src, float* dst, int64_t n);
 
+// Quantizers of the ternary types and MXFP4 (importance matrix ignored, as in ggml).
+void quantize_row_tq1_0(const float* src, void* dst, int64_t n, const float* imatrix);
+void quantize_row_tq2_0(const float* src, void* dst, int64_t n, const float* imatrix);
+void quantize_row_mxfp4(const float* src, void* dst, int64_t n, const float* imatrix);
+
 // Scalar dot products: the reference every SIMD version must reproduce bit for bit.
 namespace scalar {
 void vec_dot_f32(int64_t n, float* out, const void* x, const void* y);
