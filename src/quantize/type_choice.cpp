@@ -14,8 +14,17 @@ namespace {
 // llama_ftype ids the rules name.
 enum FileTypeId : uint32_t {
     kQ4_0 = 2, kQ5_0 = 8, kQ2_K = 10, kQ3_K_S = 11, kQ3_K_M = 12, kQ3_K_L = 13, kQ4_K_S = 14, kQ4_K_M = 15,
-    kQ5_K_M = 17, kQ2_K_S = 21, kIQ4_NL = 25, kIQ4_XS = 30,
+    kQ5_K_M = 17, kIQ2_XXS = 19, kIQ2_XS = 20, kQ2_K_S = 21, kIQ3_XS = 22, kIQ3_XXS = 23, kIQ1_S = 24, kIQ4_NL = 25,
+    kIQ3_S = 26, kIQ3_M = 27, kIQ2_S = 28, kIQ2_M = 29, kIQ4_XS = 30, kIQ1_M = 31, kTQ1_0 = 36, kTQ2_0 = 37,
+    kMXFP4_MOE = 38,
 };
+
+// The 1- and 2-bit mixes, which have rules of their own for every sensitive tensor.
+bool is_very_low_bit(uint32_t ft) {
+    return ft == kIQ2_XXS || ft == kIQ2_XS || ft == kIQ1_S || ft == kIQ2_S || ft == kIQ2_M || ft == kIQ1_M;
+}
+// The mixes whose second type for sensitive tensors is IQ3_S (the rest of the very low ones use Q2_K).
+bool upgrades_to_iq3_s(uint32_t ft) { return ft == kIQ2_S || ft == kIQ2_M; }
 
 // Layers whose ffn_down / attn_v get more bits in the _M mixes: the first and last eighth,
 // and every third layer in between.
@@ -139,19 +148,37 @@ GgmlType TypeChooser::mix(const TensorShape& t, TensorRole role, GgmlType type) 
     const uint32_t gqa = shape_.n_gqa();
     const int n_layer = shape_.n_layer;
 
-    // The output matrix (and a tied token_embd, which serves as it) gets 6 bits.
+    // The output matrix (and a tied token_embd, which serves as it) gets 6 bits (5 in the
+    // very low mixes, 8 in MXFP4_MOE).
     if (role == TensorRole::output || (tied_ && role == TensorRole::token_embd)) {
         if (options_.output_tensor_type) return *options_.output_tensor_type;
+        if (ft == kMXFP4_MOE) return GgmlType::Q8_0;
         if (falcon || t.ne[0] % ggml_type_info(type).block_size != 0) return GgmlType::Q8_0;
+        if (is_very_low_bit(ft) || ft == kIQ3_XXS) return GgmlType::Q5_K;
         return type == GgmlType::Q8_0 ? type : GgmlType::Q6_K;
     }
-    if (role == TensorRole::token_embd) return type;  // only the IQ1/IQ2/IQ3 mixes change it
+    // MXFP4_MOE: the experts (3-D) in MXFP4, everything else in Q8_0.
+    if (ft == kMXFP4_MOE) {
+        const bool expert_matrix = shape_.arch != "bailingmoe3" || role == TensorRole::ffn_up ||
+                                   role == TensorRole::ffn_gate || role == TensorRole::ffn_down;
+        return t.ne[2] > 1 && expert_matrix ? GgmlType::MXFP4 : GgmlType::Q8_0;
+    }
+    if (role == TensorRole::token_embd) {
+        if (ft == kIQ2_XXS || ft == kIQ2_XS || ft == kIQ1_S || ft == kIQ1_M) return GgmlType::Q2_K;
+        if (upgrades_to_iq3_s(ft) || ft == kIQ3_XXS) return GgmlType::IQ3_S;
+        if (ft == kTQ1_0 || ft == kTQ2_0) return GgmlType::Q4_K;
+        return type;
+    }
+    if (is_very_low_bit(ft)) return very_low_bit_mix(role, type);
 
     // attn_v (and the fused qkv / kv_b that contain V): small and sensitive.
     if (role == TensorRole::attn_v || role == TensorRole::attn_qkv || role == TensorRole::attn_kv_b) {
         const int i = i_attn_v_++;
         if (ft == kQ2_K) type = gqa >= 4 ? GgmlType::Q4_K : GgmlType::Q3_K;
         else if (ft == kQ2_K_S && gqa >= 4) type = GgmlType::Q4_K;
+        else if (ft == kIQ3_XXS) type = gqa >= 4 ? GgmlType::Q4_K : !has_imatrix_ ? GgmlType::IQ3_S : GgmlType::IQ3_XXS;
+        else if ((ft == kIQ3_XS || ft == kIQ3_S) && gqa >= 4) type = GgmlType::Q4_K;
+        else if (ft == kIQ3_M) type = GgmlType::Q4_K;
         else if (ft == kQ3_K_M) type = i < 2 ? GgmlType::Q5_K : GgmlType::Q4_K;
         else if (ft == kQ3_K_L) type = GgmlType::Q5_K;
         else if ((ft == kIQ4_NL || ft == kIQ4_XS) && gqa >= 4) type = GgmlType::Q5_K;
@@ -162,15 +189,23 @@ GgmlType TypeChooser::mix(const TensorShape& t, TensorRole role, GgmlType type) 
         if (shape_.n_expert == 8) type = GgmlType::Q8_0;
         return type;
     }
-    if (role == TensorRole::attn_k) return shape_.n_expert == 8 ? GgmlType::Q8_0 : type;
+    if (role == TensorRole::attn_k || role == TensorRole::attn_q) {
+        if (role == TensorRole::attn_k && shape_.n_expert == 8) return GgmlType::Q8_0;
+        if (ft == kIQ3_XS) return GgmlType::IQ3_XXS;
+        if (ft == kIQ3_XXS) return GgmlType::IQ2_S;
+        return type;
+    }
     if (role == TensorRole::ffn_down) {
         const int i = layer_of(t, i_ffn_down_++);
         if (ft == kQ2_K) return GgmlType::Q3_K;
         if (ft == kQ2_K_S) return i < n_layer / 8 ? GgmlType::Q4_K : type;
+        if (ft == kIQ3_XXS && !has_imatrix_) return i < n_layer / 8 ? GgmlType::Q4_K : GgmlType::Q3_K;
         if (ft == kQ3_K_M) {
             if (i < n_layer / 16) return GgmlType::Q5_K;
             return !falcon || use_more_bits(i, n_layer) ? GgmlType::Q4_K : GgmlType::Q3_K;
         }
+        if (ft == kIQ3_M && (i < n_layer / 8 || (shape_.n_expert == 8 && use_more_bits(i, n_layer))))
+            return GgmlType::Q4_K;
         if (ft == kQ3_K_L) return falcon ? GgmlType::Q4_K : GgmlType::Q5_K;
         if (ft == kQ4_K_M) {
             if (falcon) return i < n_layer / 16 ? GgmlType::Q6_K : use_more_bits(i, n_layer) ? GgmlType::Q5_K : GgmlType::Q4_K;
@@ -189,19 +224,44 @@ GgmlType TypeChooser::mix(const TensorShape& t, TensorRole role, GgmlType type) 
     if (role == TensorRole::attn_output) {
         if (falcon) return ft == kQ3_K_L ? GgmlType::Q4_K : type;
         if (shape_.n_expert == 8) {
-            const bool bump = ft == kQ2_K || ft == kQ3_K_S || ft == kQ3_K_M || ft == kIQ4_NL || ft == kQ4_K_S ||
-                              ft == kQ4_K_M || ft == kIQ4_XS;
+            const bool bump = ft == kQ2_K || ft == kIQ3_XS || ft == kIQ3_XXS || ft == kQ3_K_S || ft == kQ3_K_M ||
+                              ft == kIQ4_NL || ft == kQ4_K_S || ft == kQ4_K_M || ft == kIQ3_S || ft == kIQ3_M ||
+                              ft == kIQ4_XS;
             return bump ? GgmlType::Q5_K : type;
         }
         if (ft == kQ2_K) return GgmlType::Q3_K;
-        if (ft == kQ3_K_M) return GgmlType::Q4_K;
+        if (ft == kIQ3_XXS) return GgmlType::IQ3_S;
+        if (ft == kQ3_K_M || ft == kIQ3_M) return GgmlType::Q4_K;
         if (ft == kQ3_K_L) return GgmlType::Q5_K;
         return type;
     }
-    // ffn_gate / ffn_up change only in the IQ3_XS mix, which pocket does not make; they are
-    // counted all the same, as llama.cpp counts them (and checks their layer).
-    if (role == TensorRole::ffn_gate) layer_of(t, i_ffn_gate_++);
-    if (role == TensorRole::ffn_up) layer_of(t, i_ffn_up_++);
+    // ffn_gate / ffn_up: the middle three quarters go to IQ3_XXS in the IQ3_XS mix.
+    if (role == TensorRole::ffn_gate || role == TensorRole::ffn_up) {
+        const int i = layer_of(t, role == TensorRole::ffn_gate ? i_ffn_gate_++ : i_ffn_up_++);
+        if (ft == kIQ3_XS && i >= n_layer / 8 && i < 7 * n_layer / 8) return GgmlType::IQ3_XXS;
+    }
+    return type;
+}
+
+// IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ2_M: V, the first eighth of ffn_down and
+// attn_output get a bigger type; the rest keeps the mix's own.
+GgmlType TypeChooser::very_low_bit_mix(TensorRole role, GgmlType type) {
+    const uint32_t ft = ftype_.id;
+    const GgmlType bigger = upgrades_to_iq3_s(ft) ? GgmlType::IQ3_S : GgmlType::Q2_K;
+    if (role == TensorRole::attn_v || role == TensorRole::attn_qkv || role == TensorRole::attn_kv_b) {
+        ++i_attn_v_;
+        return shape_.n_gqa() >= 4 || shape_.n_expert >= 4 ? GgmlType::Q4_K : bigger;
+    }
+    if (role == TensorRole::attn_k && shape_.n_expert == 8) return GgmlType::Q4_K;
+    if (role == TensorRole::ffn_down) {
+        // llama.cpp counts ffn_down tensors here (not layers, even in MoE models)
+        return i_ffn_down_++ < shape_.n_layer / 8 ? bigger : type;
+    }
+    if (role == TensorRole::attn_output) {
+        if (shape_.n_expert == 8) return GgmlType::Q5_K;
+        if (ft == kIQ1_S || ft == kIQ1_M) return GgmlType::IQ2_XXS;
+        if (upgrades_to_iq3_s(ft)) return GgmlType::IQ3_S;
+    }
     return type;
 }
 
@@ -210,9 +270,18 @@ GgmlType TypeChooser::fallback(const TensorShape& t, GgmlType type, bool& fell_b
     if (ncols % ggml_type_info(type).block_size == 0) return type;
     GgmlType to;
     switch (type) {
+        case GgmlType::IQ1_S:
+        case GgmlType::IQ1_M:
+        case GgmlType::IQ2_XXS:
+        case GgmlType::IQ2_XS:
+        case GgmlType::IQ2_S:
+        case GgmlType::IQ3_XXS:
+        case GgmlType::IQ3_S:
         case GgmlType::IQ4_XS: to = GgmlType::IQ4_NL; break;
         case GgmlType::Q2_K:
-        case GgmlType::Q3_K: to = GgmlType::Q4_0; break;
+        case GgmlType::Q3_K:
+        case GgmlType::TQ1_0:
+        case GgmlType::TQ2_0: to = GgmlType::Q4_0; break;
         case GgmlType::Q4_K: to = GgmlType::Q5_0; break;
         case GgmlType::Q5_K: to = GgmlType::Q5_1; break;
         case GgmlType::Q6_K: to = GgmlType::Q8_0; break;
@@ -248,7 +317,16 @@ GgmlType TypeChooser::choose(const TensorShape& t, bool& fell_back) {
 
 bool TypeChooser::requires_imatrix(std::string_view name, GgmlType to) const {
     if (is_token_embd(name) || name == "output.weight") return false;
-    return to == GgmlType::Q2_K && ftype_.id == kQ2_K_S;
+    switch (to) {
+        case GgmlType::IQ3_XXS:
+        case GgmlType::IQ2_XXS:
+        case GgmlType::IQ2_XS:
+        case GgmlType::IQ2_S:
+        case GgmlType::IQ1_M:
+        case GgmlType::IQ1_S: return true;
+        case GgmlType::Q2_K: return ftype_.id == kQ2_K_S;
+        default: return false;
+    }
 }
 
 }  // namespace pocket::quantize

@@ -56,6 +56,7 @@ public:
 
 private:
     GgmlType mix(const TensorShape& t, TensorRole role, GgmlType type);
+    GgmlType very_low_bit_mix(TensorRole role, GgmlType type);
     GgmlType fallback(const TensorShape& t, GgmlType type, bool& fell_back) const;
     int layer_of(const TensorShape& t, int counter) const;
 

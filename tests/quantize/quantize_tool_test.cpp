@@ -155,7 +155,8 @@ TEST(QuantizeTool, TensorTypeOverridesTheMix) {
 TEST(QuantizeTool, HelpListsTheTypesAsLlamaQuantize) {
     const Result r = pocket::test::run_tool("quantize", "--help");
     EXPECT_EQ(r.status, 0);
-    EXPECT_NE(r.out.find("15  or  Q4_K_M  :  4.50 bits per weight"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find(" 7  or  Q8_0    :  8.50 bits per weight"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("15  or  Q4_K_M   :  4.50 bits per weight"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" 7  or  Q8_0     :  8.50 bits per weight"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("38  or  MXFP4_MOE:  4.25 bits per weight"), std::string::npos) << r.out;
     for (const char* artifact : {"args(", "{false}", "TEXT:FILE", "x 2"}) EXPECT_EQ(r.out.find(artifact), std::string::npos) << artifact;
 }

@@ -1,6 +1,6 @@
 #pragma once
-// The cases of shared/reference/f_quantize: one per (type, none|imatrix) that llama-quantize
-// made from synth-8l-f16.gguf, with its types.json and xxh64.txt.
+// The cases of shared/reference/f_quantize (and its iq/ subfolder): one per (type, none|imatrix)
+// that llama-quantize made from synth-8l-f16.gguf, with its types.json and xxh64.txt.
 #include "shared_data.hpp"
 
 #include <algorithm>
@@ -17,12 +17,9 @@ struct FQuantizeCase {
     std::string label() const { return type + (imatrix ? "_imatrix" : "_none"); }
 };
 
-inline std::vector<FQuantizeCase> f_quantize_cases() {
-    std::vector<FQuantizeCase> cases;
-    const auto shared = shared_dir();
-    if (!shared) return cases;
-    const auto dir = *shared / "reference" / "f_quantize";
-    if (!std::filesystem::is_directory(dir)) return cases;
+// The cases of one folder: f_quantize itself, or its iq/ subfolder (the i-quant mixes, added later).
+inline void add_f_quantize_cases(const std::filesystem::path& dir, std::vector<FQuantizeCase>& cases) {
+    if (!std::filesystem::is_directory(dir)) return;
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
         const std::string f = e.path().filename().string();  // synth-8l.T.none.types.json
         const std::string suffix = ".types.json", prefix = "synth-8l.";
@@ -36,6 +33,15 @@ inline std::vector<FQuantizeCase> f_quantize_cases() {
         c.hashes = dir / (prefix + mid + ".xxh64.txt");
         cases.push_back(c);
     }
+}
+
+inline std::vector<FQuantizeCase> f_quantize_cases() {
+    std::vector<FQuantizeCase> cases;
+    const auto shared = shared_dir();
+    if (!shared) return cases;
+    const auto dir = *shared / "reference" / "f_quantize";
+    add_f_quantize_cases(dir, cases);
+    add_f_quantize_cases(dir / "iq", cases);
     std::sort(cases.begin(), cases.end(), [](const auto& a, const auto& b) { return a.label() < b.label(); });
     return cases;
 }

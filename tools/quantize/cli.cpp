@@ -35,7 +35,7 @@ std::string type_table() {
         }
         const auto& info = pocket::ggml_type_info(t.default_type);
         const double bpw = 8.0 * static_cast<double>(info.block_bytes) / static_cast<double>(info.block_size);
-        s += fmt::format("  {:>3}  or  {:<8}: {:5.2f} bits per weight in most matrices ({})\n", t.id, t.name, bpw, info.name);
+        s += fmt::format("  {:>3}  or  {:<9}: {:5.2f} bits per weight in most matrices ({})\n", t.id, t.name, bpw, info.name);
     }
     return s + "Q3_K, Q4_K and Q5_K name the _M mixes; TYPE may also be the id.";
 }
