@@ -35,6 +35,8 @@ void dequantize_row_iq2_xs(const void* src, float* dst, int64_t n);
 void dequantize_row_iq2_s(const void* src, float* dst, int64_t n);
 void dequantize_row_iq3_xxs(const void* src, float* dst, int64_t n);
 void dequantize_row_iq3_s(const void* src, float* dst, int64_t n);
+void quantize_row_iq3_xxs(const float* src, void* dst, int64_t n, const float* imatrix);
+void quantize_row_iq3_s(const float* src, void* dst, int64_t n, const float* imatrix);
 void dequantize_row_iq1_s(const void* src, float* dst, int64_t n);
 void dequantize_row_iq1_m(const void* src, float* dst, int64_t n);
 void dequantize_row_tq1_0(const void* src, float* dst, int64_t n);
