@@ -30,6 +30,9 @@ POCKET_ROW_FUNCTIONS(iq4_xs)
 #undef POCKET_ROW_FUNCTIONS
 
 // Types pocket reads and runs; their quantizers are in quantize_iq*.cpp / quantize_ternary.cpp.
+void quantize_row_iq2_xxs(const float* src, void* dst, int64_t n, const float* imatrix);
+void quantize_row_iq2_xs(const float* src, void* dst, int64_t n, const float* imatrix);
+void quantize_row_iq2_s(const float* src, void* dst, int64_t n, const float* imatrix);
 void dequantize_row_iq2_xxs(const void* src, float* dst, int64_t n);
 void dequantize_row_iq2_xs(const void* src, float* dst, int64_t n);
 void dequantize_row_iq2_s(const void* src, float* dst, int64_t n);
