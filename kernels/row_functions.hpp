@@ -42,6 +42,8 @@ void quantize_row_iq3_xxs(const float* src, void* dst, int64_t n, const float* i
 void quantize_row_iq3_s(const float* src, void* dst, int64_t n, const float* imatrix);
 void dequantize_row_iq1_s(const void* src, float* dst, int64_t n);
 void dequantize_row_iq1_m(const void* src, float* dst, int64_t n);
+void quantize_row_iq1_s(const float* src, void* dst, int64_t n, const float* imatrix);
+void quantize_row_iq1_m(const float* src, void* dst, int64_t n, const float* imatrix);
 void dequantize_row_tq1_0(const void* src, float* dst, int64_t n);
 void dequantize_row_tq2_0(const void* src, float* dst, int64_t n);
 void dequantize_row_mxfp4(const void* src, float* dst, int64_t n);

@@ -1,0 +1,216 @@
+// x86 dot products of the grid i-quants and MXFP4 (included by simd_x86.inl, inside its
+// anonymous namespace). Each super-block's integer sum is the scalar reference's
+// (dot_iq_scalar.cpp), built with maddubs / madd: grid magnitudes are unsigned (< 64), the
+// signs move onto the activations, and sub-block scales (2s+1 < 32) multiply int16 pairs,
+// so nothing saturates and the int32 sums are exact. kquant_tile then runs the scalar's
+// float steps.
+
+// 32 bytes of +1 / -1: byte 8k + j is -1 where bit j of sign byte k (of `four`) is set.
+inline __m256i signs_from_bytes(uint32_t four) {
+    const __m256i spread = _mm256_shuffle_epi8(
+        _mm256_set1_epi32(static_cast<int>(four)),
+        _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0x0000000000000000));
+    const __m256i mask = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+    const __m256i negative = _mm256_cmpeq_epi8(_mm256_and_si256(spread, mask), mask);
+    return _mm256_or_si256(negative, _mm256_set1_epi8(1));
+}
+
+inline uint32_t four_signs_from7(uint32_t packed28) {
+    uint32_t s = 0;
+    for (int l = 0; l < 4; ++l) s |= static_cast<uint32_t>(iq_signs_from7(packed28 >> (7 * l))) << (8 * l);
+    return s;
+}
+
+inline __m256i grid8x4(uint64_t e0, uint64_t e1, uint64_t e2, uint64_t e3) {
+    return _mm256_set_epi64x(static_cast<long long>(e3), static_cast<long long>(e2), static_cast<long long>(e1),
+                             static_cast<long long>(e0));
+}
+
+// Sub-blocks of unsigned magnitudes with +-1 signs and int16 scales (one per 16 elements).
+struct SignedGridPrep {
+    __m256i mag[8], sign[8], scale[8];
+    __m256i dot(const block_q8_K& y) const {
+        __m256i s = _mm256_setzero_si256();
+        for (int ib = 0; ib < 8; ++ib) {
+            const __m256i sy = _mm256_sign_epi8(load32(y.qs + 32 * ib), sign[ib]);
+            s = madd_add(s, _mm256_maddubs_epi16(mag[ib], sy), scale[ib]);
+        }
+        return s;
+    }
+};
+
+struct KIq2xxs {
+    using W = block_iq2_xxs;
+    static constexpr bool kMins = false;
+    static constexpr float kFactor = 0.125f;
+    using Prep = SignedGridPrep;
+    static void prep(const W& b, Prep& p) {
+        for (int ib = 0; ib < 8; ++ib) {
+            uint32_t aux[2];
+            std::memcpy(aux, b.qs + 4 * ib, 8);
+            const auto& g = kIq2xxsGrid;
+            p.mag[ib] = grid8x4(g[aux[0] & 255], g[(aux[0] >> 8) & 255], g[(aux[0] >> 16) & 255], g[aux[0] >> 24]);
+            p.sign[ib] = signs_from_bytes(four_signs_from7(aux[1]));
+            p.scale[ib] = _mm256_set1_epi16(static_cast<int16_t>(2 * (aux[1] >> 28) + 1));
+        }
+    }
+    static __m256i isum(const Prep& p, const block_q8_K& y) { return p.dot(y); }
+};
+
+struct KIq2xs {
+    using W = block_iq2_xs;
+    static constexpr bool kMins = false;
+    static constexpr float kFactor = 0.125f;
+    using Prep = SignedGridPrep;
+    static void prep(const W& b, Prep& p) {
+        for (int ib = 0; ib < 8; ++ib) {
+            const uint16_t* q = b.qs + 4 * ib;
+            const auto& g = kIq2xsGrid;
+            p.mag[ib] = grid8x4(g[q[0] & 511], g[q[1] & 511], g[q[2] & 511], g[q[3] & 511]);
+            uint32_t signs = 0;
+            for (int l = 0; l < 4; ++l) signs |= static_cast<uint32_t>(iq_signs_from7(q[l] >> 9)) << (8 * l);
+            p.sign[ib] = signs_from_bytes(signs);
+            p.scale[ib] = scale_pair(2 * (b.scales[ib] & 0xF) + 1, 2 * (b.scales[ib] >> 4) + 1);
+        }
+    }
+    static __m256i isum(const Prep& p, const block_q8_K& y) { return p.dot(y); }
+};
+
+struct KIq2s {
+    using W = block_iq2_s;
+    static constexpr bool kMins = false;
+    static constexpr float kFactor = 0.125f;
+    using Prep = SignedGridPrep;
+    static void prep(const W& b, Prep& p) {
+        const uint8_t* signs = b.qs + kQKK / 8;
+        for (int ib = 0; ib < 8; ++ib) {
+            const uint8_t* q = b.qs + 4 * ib;
+            const int qh = b.qh[ib];
+            const auto& g = kIq2sGrid;
+            p.mag[ib] = grid8x4(g[q[0] | ((qh << 8) & 0x300)], g[q[1] | ((qh << 6) & 0x300)], g[q[2] | ((qh << 4) & 0x300)],
+                                g[q[3] | ((qh << 2) & 0x300)]);
+            uint32_t s;
+            std::memcpy(&s, signs + 4 * ib, 4);
+            p.sign[ib] = signs_from_bytes(s);
+            p.scale[ib] = scale_pair(2 * (b.scales[ib] & 0xF) + 1, 2 * (b.scales[ib] >> 4) + 1);
+        }
+    }
+    static __m256i isum(const Prep& p, const block_q8_K& y) { return p.dot(y); }
+};
+
+struct KIq3xxs {
+    using W = block_iq3_xxs;
+    static constexpr bool kMins = false;
+    static constexpr float kFactor = 0.25f;
+    using Prep = SignedGridPrep;
+    static void prep(const W& b, Prep& p) {
+        const uint8_t* scales_and_signs = b.qs + kQKK / 4;
+        for (int ib = 0; ib < 8; ++ib) {
+            const uint8_t* q = b.qs + 8 * ib;
+            const auto& g = kIq3xxsGrid;
+            p.mag[ib] = _mm256_setr_epi32(static_cast<int>(g[q[0]]), static_cast<int>(g[q[1]]), static_cast<int>(g[q[2]]),
+                                          static_cast<int>(g[q[3]]), static_cast<int>(g[q[4]]), static_cast<int>(g[q[5]]),
+                                          static_cast<int>(g[q[6]]), static_cast<int>(g[q[7]]));
+            uint32_t aux;
+            std::memcpy(&aux, scales_and_signs + 4 * ib, 4);
+            p.sign[ib] = signs_from_bytes(four_signs_from7(aux));
+            p.scale[ib] = _mm256_set1_epi16(static_cast<int16_t>(2 * (aux >> 28) + 1));
+        }
+    }
+    static __m256i isum(const Prep& p, const block_q8_K& y) { return p.dot(y); }
+};
+
+struct KIq3s {
+    using W = block_iq3_s;
+    static constexpr bool kMins = false;
+    static constexpr float kFactor = 1.0f;
+    using Prep = SignedGridPrep;
+    static void prep(const W& b, Prep& p) {
+        for (int ib = 0; ib < 8; ++ib) {
+            const uint8_t* q = b.qs + 8 * ib;
+            const int qh = b.qh[ib];
+            alignas(32) uint32_t e[8];
+            for (int k = 0; k < 8; ++k) e[k] = kIq3sGrid[q[k] | (((qh >> k) & 1) << 8)];
+            p.mag[ib] = load32(e);
+            uint32_t s;
+            std::memcpy(&s, b.signs + 4 * ib, 4);
+            p.sign[ib] = signs_from_bytes(s);
+            p.scale[ib] = _mm256_set1_epi16(static_cast<int16_t>(2 * ((b.scales[ib / 2] >> (4 * (ib % 2))) & 0xF) + 1));
+        }
+    }
+    static __m256i isum(const Prep& p, const block_q8_K& y) { return p.dot(y); }
+};
+
+// IQ1: each weight as the odd integer 8 * level +- 1 (level in -1..1, the shift's sign per
+// group): |w| <= 9, so the signed-byte dot cannot saturate.
+struct Iq1Prep {
+    __m256i absw[8], w[8], scale[8];
+    __m256i dot(const block_q8_K& y) const {
+        __m256i s = _mm256_setzero_si256();
+        for (int ib = 0; ib < 8; ++ib) {
+            const __m256i sy = _mm256_sign_epi8(load32(y.qs + 32 * ib), w[ib]);
+            s = madd_add(s, _mm256_maddubs_epi16(absw[ib], sy), scale[ib]);
+        }
+        return s;
+    }
+    void set(int ib, __m256i levels, __m256i shift, __m256i sc) {
+        w[ib] = _mm256_add_epi8(_mm256_sign_epi8(_mm256_set1_epi8(8), levels), shift);
+        absw[ib] = _mm256_abs_epi8(w[ib]);
+        scale[ib] = sc;
+    }
+};
+
+struct KIq1s {
+    using W = block_iq1_s;
+    static constexpr bool kMins = false;
+    static constexpr float kFactor = 0.125f;
+    using Prep = Iq1Prep;
+    static void prep(const W& b, Prep& p) {
+        for (int ib = 0; ib < 8; ++ib) {
+            const int qh = b.qh[ib];
+            const uint8_t* q = b.qs + 4 * ib;
+            const auto& g = kIq1sGrid;
+            const __m256i levels = grid8x4(g[q[0] | ((qh & 7) << 8)], g[q[1] | (((qh >> 3) & 7) << 8)],
+                                           g[q[2] | (((qh >> 6) & 7) << 8)], g[q[3] | (((qh >> 9) & 7) << 8)]);
+            p.set(ib, levels, _mm256_set1_epi8(qh & 0x8000 ? -1 : 1),
+                  _mm256_set1_epi16(static_cast<int16_t>(2 * ((qh >> 12) & 7) + 1)));
+        }
+    }
+    static __m256i isum(const Prep& p, const block_q8_K& y) { return p.dot(y); }
+};
+
+struct KIq1m {
+    using W = block_iq1_m;
+    static constexpr bool kMins = false;
+    static constexpr float kFactor = 0.125f;
+    static uint16_t d_bits(const W& b) { return iq1m_d_bits(b); }
+    using Prep = Iq1Prep;
+    static void prep(const W& b, Prep& p) {
+        uint16_t sc[4];
+        std::memcpy(sc, b.scales, 8);
+        for (int ib = 0; ib < 8; ++ib) {
+            const uint8_t* q = b.qs + 4 * ib;
+            const uint8_t* h = b.qh + 2 * ib;
+            const auto& g = kIq1sGrid;
+            const __m256i levels = grid8x4(g[q[0] | ((h[0] & 7) << 8)], g[q[1] | (((h[0] >> 4) & 7) << 8)],
+                                           g[q[2] | ((h[1] & 7) << 8)], g[q[3] | (((h[1] >> 4) & 7) << 8)]);
+            auto shift8 = [](int nibble) { return nibble & 0x08 ? static_cast<long long>(-1) : 0x0101010101010101ll; };
+            const __m256i shift = _mm256_set_epi64x(shift8(h[1] >> 4), shift8(h[1]), shift8(h[0] >> 4), shift8(h[0]));
+            const int s = sc[ib / 2] >> (6 * (ib % 2));
+            p.set(ib, levels, shift, scale_pair(2 * (s & 7) + 1, 2 * ((s >> 3) & 7) + 1));
+        }
+    }
+    static __m256i isum(const Prep& p, const block_q8_K& y) { return p.dot(y); }
+};
+
+// MXFP4: a 32-block type; levels from the doubled e2m1 table, the block scale from E8M0.
+struct Mxfp4K {
+    using W = block_mxfp4;
+    using A = block_q8_0;
+    static constexpr bool kSigned = true, kOffset = false;
+    static float scale(const W& b) { return e8m0_to_f32_half(b.e); }
+    static __m256i levels(const W& b) {
+        const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Values)));
+        return _mm256_shuffle_epi8(table, unpack_nibbles(b.qs));
+    }
+};
