@@ -11,6 +11,8 @@
 //
 // Before including, define POCKET_X86_VNNI (0/1) and POCKET_X86_ZMM (0/1).
 #include "kernels/blocks.hpp"
+#include "kernels/float16.hpp"
+#include "kernels/iq_grids.hpp"
 #include "kernels/isa_table.hpp"
 #include "kernels/repack.hpp"
 #include "kernels/row_functions.hpp"
@@ -161,6 +163,13 @@ inline float fold8(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
+// A weight block's scale as a float: its fp16 d, or the type's own (MXFP4's E8M0).
+template <class K>
+float block_scale(const typename K::W& b) {
+    if constexpr (requires { K::scale(b); }) return K::scale(b);
+    else return half_f32(b.d);
+}
+
 // Integer dots of blocks k and k+1 of one (weight row, activation row) pair, reduced by
 // one hadd: lanes hold partial sums of both blocks.
 template <class K>
@@ -224,7 +233,15 @@ void q32_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t a
         __m256 dx[R], dy[C], mx[R], sy[C];
         for (int r = 0; r < R; ++r) {
             const auto* wb = reinterpret_cast<const uint8_t*>(wr[r]);
-            dx[r] = wd ? _mm256_loadu_ps(wd + wds * r + g) : gather_halves(wb + offsetof(W, d), sizeof(W), count);
+            if (wd) {
+                dx[r] = _mm256_loadu_ps(wd + wds * r + g);
+            } else if constexpr (requires { K::scale(wr[r][0]); }) {
+                alignas(32) float d[8] = {};
+                for (int k = 0; k < count; ++k) d[k] = K::scale(wr[r][k]);
+                dx[r] = _mm256_load_ps(d);
+            } else {
+                dx[r] = gather_halves(wb + offsetof(W, d), sizeof(W), count);
+            }
             if constexpr (K::kOffset) mx[r] = gather_halves(wb + offsetof(W, m), sizeof(W), count);
         }
         for (int j = 0; j < C; ++j) {
@@ -576,6 +593,19 @@ inline __m128i hsum4_i32(const __m256i (&v)[4]) {
     return _mm_add_epi32(_mm256_castsi256_si128(abcd), _mm256_extracti128_si256(abcd, 1));
 }
 
+// The super-block's fp16 d (IQ1_M spreads it over its scales), and the type's constant factor
+// (the i-quants' 1/8, 1/4: applied once at the end, as the scalar reference does).
+template <class K>
+uint16_t kquant_d_bits(const typename K::W& b) {
+    if constexpr (requires { K::d_bits(b); }) return K::d_bits(b);
+    else return b.d;
+}
+template <class K>
+float kquant_factor(float v) {
+    if constexpr (requires { K::kFactor; }) return v * K::kFactor;
+    else return v;
+}
+
 // R weight rows x C activation columns, in groups of four columns: column 4g + j of a row
 // lives in lane j of acc[r][g], so the integer sums of four columns reduce together and
 // their scalar steps run as one vector op each, lane by lane the scalar sequence. Lanes
@@ -598,7 +628,7 @@ void kquant_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_
             const W& b = reinterpret_cast<const W*>(w + ws * r)[i];
             typename K::Prep prep;
             K::prep(b, prep);
-            const __m128 xd = _mm_set1_ps(half_f32(b.d));
+            const __m128 xd = _mm_set1_ps(half_f32(kquant_d_bits<K>(b)));
             for (int g = 0; g < G; ++g) {
                 __m256i is[4] = {}, sm[4] = {};
                 for (int j = 0; j < 4 && 4 * g + j < C; ++j) {
@@ -618,7 +648,7 @@ void kquant_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_
     for (int r = 0; r < R; ++r) {
         alignas(16) float out[4 * G];
         for (int g = 0; g < G; ++g) _mm_store_ps(out + 4 * g, acc[r][g]);
-        for (int j = 0; j < C; ++j) c[cs * j + r] = out[j];
+        for (int j = 0; j < C; ++j) c[cs * j + r] = kquant_factor<K>(out[j]);
     }
 }
 
@@ -1071,7 +1101,7 @@ void q32_gemm(int64_t n, const void* vw, size_t ws, int64_t rows, const void* va
     wd.assign(stride * static_cast<size_t>(rows), 0.0f);
     ad.assign(stride * static_cast<size_t>(m), 0.0f);
     for (int64_t r = 0; r < rows; ++r)
-        for (int64_t b = 0; b < nb; ++b) wd[stride * r + b] = half_f32(reinterpret_cast<const W*>(w + ws * r)[b].d);
+        for (int64_t b = 0; b < nb; ++b) wd[stride * r + b] = block_scale<K>(reinterpret_cast<const W*>(w + ws * r)[b]);
     for (int64_t j = 0; j < m; ++j)
         for (int64_t b = 0; b < nb; ++b) ad[stride * j + b] = half_f32(reinterpret_cast<const A*>(a + as * j)[b].d);
     for_each_tile<R, C>(rows, m, [&]<int TR, int TC>(int64_t i, int64_t j) {
@@ -1282,6 +1312,8 @@ void q4_Kx8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, si
     }
 }
 
+#include "kernels/x86/iq_x86.inl"
+
 // K-quants: one row by several columns (more rows measured slower: the prep is per row;
 // rows in the lanes for decoding measured slower too).
 template <class K>
@@ -1322,6 +1354,14 @@ void fill_x86(IsaTable& t) {
     t[GgmlType::Q2_K] = kquant_entry<K2>();
     t[GgmlType::Q3_K] = kquant_entry<K3>();
     t[GgmlType::IQ4_XS] = kquant_entry<KXS>();
+    t[GgmlType::IQ2_XXS] = kquant_entry<KIq2xxs>();
+    t[GgmlType::IQ2_XS] = kquant_entry<KIq2xs>();
+    t[GgmlType::IQ2_S] = kquant_entry<KIq2s>();
+    t[GgmlType::IQ3_XXS] = kquant_entry<KIq3xxs>();
+    t[GgmlType::IQ3_S] = kquant_entry<KIq3s>();
+    t[GgmlType::IQ1_S] = kquant_entry<KIq1s>();
+    t[GgmlType::IQ1_M] = kquant_entry<KIq1m>();
+    t[GgmlType::MXFP4] = q32_entry<Mxfp4K, 2, 2>();
 }
 
 }  // namespace

@@ -130,7 +130,9 @@ TEST(Dispatch, SimdTablesReplaceTheScalarKernelsTheyShould) {
     for (GgmlType t : test::kDotTypes) scalar_dot[static_cast<int>(t)] = type_kernels(t)->vec_dot;
     const GgmlType x86_simd[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1,
                                  GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::IQ4_NL, GgmlType::Q4_K,
-                                 GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::IQ4_XS};
+                                 GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::IQ4_XS,
+                                 GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS, GgmlType::IQ3_S,
+                                 GgmlType::IQ1_S, GgmlType::IQ1_M, GgmlType::MXFP4};
     const GgmlType neon_simd[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::Q4_0, GgmlType::Q8_0,
                                   GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
     for (Isa isa : {Isa::avx2, Isa::avx512, Isa::neon}) {
