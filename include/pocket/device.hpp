@@ -54,6 +54,10 @@ public:
     // True for a GPU API implemented on the CPU (Mesa's lavapipe): usable with -ngl N or
     // -dev, but -ngl auto never picks it (the CPU backend is faster on the same cores).
     virtual bool emulated() const { return false; }
+    // Can this device's kernels read weights of type `t` (mul_mat, mul_mat_id, get_rows)? A
+    // weight of a type it cannot read stays on the CPU, where its products then run (rather
+    // than crossing the bus at every token).
+    virtual bool holds_weight_type(GgmlType) const { return true; }
 
     // Memory on this device, aligned to Buffer::kAlign. Throws pocket::Error naming the
     // device and the size when it cannot.

@@ -77,11 +77,15 @@ Tensor* Model::optional_weight(const std::string& name, std::initializer_list<in
         if (name.rfind("blk.", 0) == 0) std::from_chars(name.data() + 4, name.data() + name.size(), layer);
         else if (name.rfind("output", 0) == 0) layer = static_cast<int>(hparams_.n_layer);
     }
-    const WeightKey key{name, placement_.device_index(layer), layer < 0};
-    if (auto it = weights_.find(key); it != weights_.end()) return &it->second;
-    if (loaded_) throw Error("{}: weight '{}' requested after the model was loaded", file_.path(), name);
     const GgufTensorInfo* info = file_.find_tensor(name);
     if (!info) return nullptr;
+    int device = placement_.device_index(layer);
+    // A type the layer's device cannot decode stays on the CPU (the last device), with its ops.
+    if (!placement_.devices[static_cast<size_t>(device)]->holds_weight_type(info->type))
+        device = static_cast<int>(placement_.devices.size()) - 1;
+    const WeightKey key{name, device, layer < 0};
+    if (auto it = weights_.find(key); it != weights_.end()) return &it->second;
+    if (loaded_) throw Error("{}: weight '{}' requested after the model was loaded", file_.path(), name);
     std::array<int64_t, 4> want{1, 1, 1, 1};
     size_t i = 0;
     for (int64_t d : shape) want[i++] = d;

@@ -23,6 +23,7 @@ public:
     std::string description() const override { return description_; }
     DeviceMemory memory() const override;
     bool is_host() const override { return false; }
+    bool holds_weight_type(GgmlType t) const override;
     std::unique_ptr<Buffer> alloc_buffer(size_t bytes) override;
     std::unique_ptr<Backend> make_backend(int n_threads) override;
 

@@ -38,6 +38,8 @@ constexpr int64_t kGridYZ = 65535;   // CUDA's limit on gridDim.y and gridDim.z
 
 }  // namespace
 
+bool CudaDevice::holds_weight_type(GgmlType t) const { return weight_type(t); }
+
 bool supports(const Tensor& node) {
     if (op_is_view(node.op)) return true;
     const Tensor* a = node.src[0];

@@ -17,6 +17,8 @@ std::unique_ptr<Backend> make_backend(VulkanDevice& device);
 
 // Can the Vulkan backend run `node`? (Types, shapes, binding sizes; see vk_ops.cpp.)
 bool supports(const Gpu& gpu, const Tensor& node);
+// Has the Vulkan backend shaders that decode weights of type `t`?
+bool decodes_weight_type(GgmlType t);
 
 class VulkanDevice final : public Device {
 public:
@@ -27,6 +29,7 @@ public:
     DeviceMemory memory() const override { return {gpu_->memory_free(), gpu_->memory_total()}; }
     bool is_host() const override { return false; }
     bool emulated() const override { return gpu_->emulated(); }
+    bool holds_weight_type(GgmlType t) const override;
     std::unique_ptr<Buffer> alloc_buffer(size_t bytes) override;
     std::unique_ptr<Backend> make_backend(int n_threads) override;
     std::vector<std::unique_ptr<Buffer>> load_weights(std::span<Tensor* const> weights, const WeightLoadOptions& options) override;

@@ -32,6 +32,8 @@ std::unique_ptr<Buffer> VulkanDevice::alloc_buffer(size_t bytes) {
 
 std::unique_ptr<Backend> VulkanDevice::make_backend(int) { return vulkan::make_backend(*this); }
 
+bool VulkanDevice::holds_weight_type(GgmlType t) const { return decodes_weight_type(t); }
+
 std::vector<std::unique_ptr<Buffer>> VulkanDevice::load_weights(std::span<Tensor* const> weights, const WeightLoadOptions& options) {
     // Weights too large for one binding stay in host memory (their products run on the CPU).
     std::vector<Tensor*> mine;

@@ -95,6 +95,8 @@ bool fits(const Gpu& gpu, const Tensor& t) {
 
 }  // namespace
 
+bool decodes_weight_type(GgmlType t) { return weight_shader_type(t) != nullptr; }
+
 bool supports(const Gpu& gpu, const Tensor& node) {
     if (op_is_view(node.op)) return true;
     if (!fits(gpu, node)) return false;
