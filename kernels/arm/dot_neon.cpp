@@ -1,9 +1,11 @@
-// NEON (ARMv8.2 dotprod) kernels: F32, F16, Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, with
+// NEON (ARMv8.2 dotprod) kernels: F32, F16, Q4_0, Q8_0, MXFP4, Q4_K, Q5_K, Q6_K and the grid
+// i-quants IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M (iq_neon.inl), with
 // register-tiled GEMM. Every other type keeps the scalar reference (same bits, see
-// dot_order.hpp): BF16, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, IQ4_XS.
+// dot_order.hpp): BF16, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, IQ4_XS, TQ1_0, TQ2_0.
 #include "kernels/blocks.hpp"
 #include "kernels/dot_order.hpp"
 #include "kernels/float16.hpp"
+#include "kernels/iq_grids.hpp"
 #include "kernels/isa_table.hpp"
 
 #include <arm_neon.h>
@@ -84,6 +86,7 @@ void float_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t
 // ---- 32-element blocks: exact integer dot per block (sdot), scalar fused step per block ----
 struct Q4_0N {
     using W = block_q4_0;
+    static float scale(const W& b) { return fp16_to_f32(b.d); }
     static void levels(const W& b, int8x16_t& lo, int8x16_t& hi) {
         const uint8x16_t q = vld1q_u8(b.qs);
         lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(0x0F))), vdupq_n_s8(8));
@@ -92,6 +95,7 @@ struct Q4_0N {
 };
 struct Q8_0N {
     using W = block_q8_0;
+    static float scale(const W& b) { return fp16_to_f32(b.d); }
     static void levels(const W& b, int8x16_t& lo, int8x16_t& hi) {
         lo = vld1q_s8(b.qs);
         hi = vld1q_s8(b.qs + 16);
@@ -108,7 +112,7 @@ void q32_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t a
         for (int r = 0; r < R; ++r) {
             const W& wb = reinterpret_cast<const W*>(w + ws * r)[b];
             K::levels(wb, lo[r], hi[r]);
-            dx[r] = fp16_to_f32(wb.d);
+            dx[r] = K::scale(wb);
         }
         for (int j = 0; j < C; ++j) {
             const block_q8_0& yb = reinterpret_cast<const block_q8_0*>(a + as * j)[b];
@@ -217,8 +221,13 @@ void kquant_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_
                        acc[r][j]);
     }
     for (int r = 0; r < R; ++r)
-        for (int j = 0; j < C; ++j) c[cs * j + r] = acc[r][j];
+        for (int j = 0; j < C; ++j) {
+            if constexpr (requires { K::kFactor; }) c[cs * j + r] = acc[r][j] * K::kFactor;  // the i-quants' 1/8, 1/4
+            else c[cs * j + r] = acc[r][j];
+        }
 }
+
+#include "kernels/arm/iq_neon.inl"
 
 // ---- driver (same shape as the x86 one) ----
 using TileFn = void (*)(int64_t, const uint8_t*, size_t, const uint8_t*, size_t, float*, size_t);
@@ -281,6 +290,14 @@ void fill_neon(IsaTable& t) {
     t[GgmlType::Q4_K] = entry<KQ<K45N<false>>, 1, 4>();
     t[GgmlType::Q5_K] = entry<KQ<K45N<true>>, 1, 4>();
     t[GgmlType::Q6_K] = entry<KQ<K6N>, 1, 4>();
+    t[GgmlType::MXFP4] = entry<Q32<Mxfp4N>, 2, 4>();
+    t[GgmlType::IQ2_XXS] = entry<KQ<NIq2xxs>, 1, 4>();
+    t[GgmlType::IQ2_XS] = entry<KQ<NIq2xs>, 1, 4>();
+    t[GgmlType::IQ2_S] = entry<KQ<NIq2s>, 1, 4>();
+    t[GgmlType::IQ3_XXS] = entry<KQ<NIq3xxs>, 1, 4>();
+    t[GgmlType::IQ3_S] = entry<KQ<NIq3s>, 1, 4>();
+    t[GgmlType::IQ1_S] = entry<KQ<NIq1s>, 1, 4>();
+    t[GgmlType::IQ1_M] = entry<KQ<NIq1m>, 1, 4>();
 }
 
 }  // namespace pocket::kernels

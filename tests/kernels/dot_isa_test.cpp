@@ -133,8 +133,10 @@ TEST(Dispatch, SimdTablesReplaceTheScalarKernelsTheyShould) {
                                  GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::IQ4_XS,
                                  GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS, GgmlType::IQ3_S,
                                  GgmlType::IQ1_S, GgmlType::IQ1_M, GgmlType::MXFP4};
-    const GgmlType neon_simd[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::Q4_0, GgmlType::Q8_0,
-                                  GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+    const GgmlType neon_simd[] = {GgmlType::F32,     GgmlType::F16,    GgmlType::Q4_0,  GgmlType::Q8_0,
+                                  GgmlType::Q4_K,    GgmlType::Q5_K,   GgmlType::Q6_K,  GgmlType::MXFP4,
+                                  GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS,
+                                  GgmlType::IQ3_S,   GgmlType::IQ1_S,  GgmlType::IQ1_M};
     for (Isa isa : {Isa::avx2, Isa::avx512, Isa::neon}) {
         if (!isa_supported(isa)) continue;
         set_active_isa(isa);
