@@ -8,6 +8,9 @@
 //    (dx*dy) * sumi (fused) into lane b % 8 of 8 accumulators, folded 4, 2, 1 the same way.
 //  - K-quants and IQ4_XS: each 256-super-block's integer sums are exact; one accumulator
 //    takes fma(d, isum) then fma(-dmin, summ) per super-block in order.
+//  - grid i-quants (IQ1_*, IQ2_*, IQ3_*) and ternary types: the same single accumulator
+//    (their sub-block scales 2s+1 and IQ1's shift, as 8 * level +- 1, keep the super-block
+//    sum an exact integer); the type's constant factor (1/8, 1/4) multiplies it at the end.
 // Integer sums are associative, so SIMD code may add them in any order; only the float
 // steps above are fixed.
 #include <cmath>
