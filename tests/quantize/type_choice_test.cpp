@@ -64,16 +64,21 @@ INSTANTIATE_TEST_SUITE_P(FQuantize, TypeChoice, ::testing::ValuesIn(indices()), 
     return cases().empty() ? std::string("shared_data_absent") : cases()[tp.param].label();
 });
 
-// llama-quantize refuses Q2_K_S without an imatrix (its Q2_K matrices would be garbage).
-TEST(TypeChoiceRules, Q2_K_S_NeedsAnImatrix) {
+// llama-quantize refuses Q2_K_S and the 1- and 2-bit i-quant mixes (and IQ3_XXS) without an
+// imatrix (their matrices would be garbage); IQ3_S, IQ3_M and the ternary types need none.
+TEST(TypeChoiceRules, VeryLowBitTypesNeedAnImatrix) {
     POCKET_REQUIRE_SHARED(shared);
     const GgufFile model = GgufFile::open((test::f_quantize_dir() / "synth-8l-f16.gguf").string());
-    try {
-        plan_quantization(model, *find_quant_file_type("Q2_K_S"), {});
-        FAIL() << "no error";
-    } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("importance matrix"), std::string::npos) << e.what();
+    for (const char* type : {"Q2_K_S", "IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ3_XXS", "IQ3_XS"}) {
+        try {
+            plan_quantization(model, *find_quant_file_type(type), {});
+            ADD_FAILURE() << type << ": no error";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("needs an importance matrix (--imatrix)"), std::string::npos) << e.what();
+        }
     }
+    for (const char* type : {"IQ3_S", "IQ3_M", "TQ1_0", "TQ2_0", "MXFP4_MOE"})
+        EXPECT_NO_THROW(plan_quantization(model, *find_quant_file_type(type), {})) << type;
 }
 
 TEST(TypeChoiceRules, PureGivesEveryMatrixTheBaseType) {

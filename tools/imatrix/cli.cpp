@@ -38,6 +38,8 @@ int main(int argc, char** argv) {
     app.add_option("--n-gpu-layers", ngl, "layers on the GPU: N, all or auto (-ngl; default auto)");
     app.add_option("--device", o.load.device, "the GPU to use (-dev; see --list-devices)");
     app.add_flag("--no-mmap", no_mmap, "read the model into memory");
+    bool list_devices = false;  // handled before parsing (below); declared so --help lists it
+    app.add_flag("--list-devices", list_devices, "print the available devices and exit");
     app.add_flag("-v,--verbose", verbose, "log to stderr");
     pocket::tools::CommandLine cl("imatrix", argc, argv,
                                   {{"-ngl", "--n-gpu-layers"}, {"-ub", "--ubatch-size"}, {"-dev", "--device"}, {"-tb", "--threads-batch"}});

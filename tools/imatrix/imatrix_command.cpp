@@ -35,15 +35,11 @@ ImatrixResult run_imatrix(const ImatrixOptions& o, const PerplexityProgress& pro
         if (!in) throw Error("{}: cannot read the text", o.text);
         std::stringstream ss;
         ss << in.rdbuf();
-        // As llama-imatrix: a batch larger than a chunk holds several chunks side by side.
         PerplexityOptions po;
         po.n_ctx = o.n_ctx;
         po.n_chunks = o.n_chunks;
-        po.n_seq = std::max<uint32_t>(1, o.context.n_batch / o.n_ctx);
-        if (o.n_chunks > 0) po.n_seq = std::min(po.n_seq, static_cast<uint32_t>(o.n_chunks));
         ContextOptions co = o.context;
-        co.n_ctx = po.n_seq * o.n_ctx;
-        co.n_batch = std::max(co.n_batch, o.n_ctx);
+        fit_chunks_to_batch(po, co);
         ModelLoadOptions load = o.load;
         load.n_ctx = co.n_ctx;
         load.n_ubatch = co.n_ubatch;

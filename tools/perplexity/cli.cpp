@@ -87,12 +87,7 @@ int main(int argc, char** argv) {
         };
         c.type_k = type(ctk);
         c.type_v = type(ctv);
-        // As llama-perplexity: a batch larger than the context holds several chunks, each
-        // in its own part of the cache.
-        o.n_seq = std::max<uint32_t>(1, c.n_batch / o.n_ctx);
-        if (o.n_chunks > 0) o.n_seq = std::min(o.n_seq, static_cast<uint32_t>(o.n_chunks));
-        c.n_ctx = o.n_seq * o.n_ctx;
-        c.n_batch = std::max(c.n_batch, o.n_ctx);
+        pocket::tools::fit_chunks_to_batch(o, c);
         pocket::ModelLoadOptions load;
         load.use_mmap = !no_mmap;
         load.repack = !no_repack;

@@ -4,6 +4,7 @@
 #include "pocket/error.hpp"
 #include "pocket/tokenizer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -27,6 +28,13 @@ std::pair<double, double> mean_stderr(double sum, double sum2, size_t n) {
 }
 
 }  // namespace
+
+void fit_chunks_to_batch(PerplexityOptions& o, ContextOptions& c) {
+    o.n_seq = std::max<uint32_t>(1, c.n_batch / o.n_ctx);
+    if (o.n_chunks > 0) o.n_seq = std::min(o.n_seq, static_cast<uint32_t>(o.n_chunks));
+    c.n_ctx = o.n_seq * o.n_ctx;
+    c.n_batch = std::max(c.n_batch, o.n_ctx);
+}
 
 std::vector<TokenId> perplexity_tokens(const Model& model, std::string text) {
     if (text.ends_with('\n')) text.pop_back();

@@ -51,6 +51,11 @@ struct PerplexityOptions {
     KlBaseWriter* kl_writer = nullptr;  // opened by the caller before any work; wins over kl_base_out
 };
 
+// As llama-perplexity and llama-imatrix: a logical batch (c.n_batch, -b) larger than a chunk
+// holds several chunks side by side, each in its own part of the cache. Sets o.n_seq (at most
+// o.n_chunks when that is set), c.n_ctx to n_seq chunks and c.n_batch to at least one chunk.
+void fit_chunks_to_batch(PerplexityOptions& o, ContextOptions& c);
+
 // Tokenizes as llama-perplexity does: one trailing newline dropped, BOS added when the
 // model adds one.
 std::vector<TokenId> perplexity_tokens(const Model& model, std::string text);
