@@ -15,10 +15,22 @@ inline __m256i signs_from_bytes(uint32_t four) {
     return _mm256_or_si256(negative, _mm256_set1_epi8(1));
 }
 
-inline uint32_t four_signs_from7(uint32_t packed28) {
-    uint32_t s = 0;
-    for (int l = 0; l < 4; ++l) s |= static_cast<uint32_t>(iq_signs_from7(packed28 >> (7 * l))) << (8 * l);
-    return s;
+// For each 7-bit sign field (the eighth sign by parity): 8 bytes of +1 / -1, so that four
+// table loads give a sub-block's signs (the bit tests above cost more when decoding).
+constexpr std::array<uint64_t, 128> kSignMasks = [] {
+    std::array<uint64_t, 128> t{};
+    for (uint32_t i = 0; i < 128; ++i)
+        for (int j = 0; j < 8; ++j)
+            t[i] |= static_cast<uint64_t>((iq_signs_from7(i) >> j) & 1 ? 0xFF : 0x01) << (8 * j);
+    return t;
+}();
+
+// The signs of 32 weights from four 7-bit fields, field l at bit 7 l of `packed28`.
+inline __m256i signs_from7x4(uint32_t packed28) {
+    return _mm256_set_epi64x(static_cast<long long>(kSignMasks[(packed28 >> 21) & 127]),
+                             static_cast<long long>(kSignMasks[(packed28 >> 14) & 127]),
+                             static_cast<long long>(kSignMasks[(packed28 >> 7) & 127]),
+                             static_cast<long long>(kSignMasks[packed28 & 127]));
 }
 
 inline __m256i grid8x4(uint64_t e0, uint64_t e1, uint64_t e2, uint64_t e3) {
@@ -50,7 +62,7 @@ struct KIq2xxs {
             std::memcpy(aux, b.qs + 4 * ib, 8);
             const auto& g = kIq2xxsGrid;
             p.mag[ib] = grid8x4(g[aux[0] & 255], g[(aux[0] >> 8) & 255], g[(aux[0] >> 16) & 255], g[aux[0] >> 24]);
-            p.sign[ib] = signs_from_bytes(four_signs_from7(aux[1]));
+            p.sign[ib] = signs_from7x4(aux[1]);
             p.scale[ib] = _mm256_set1_epi16(static_cast<int16_t>(2 * (aux[1] >> 28) + 1));
         }
     }
@@ -67,9 +79,8 @@ struct KIq2xs {
             const uint16_t* q = b.qs + 4 * ib;
             const auto& g = kIq2xsGrid;
             p.mag[ib] = grid8x4(g[q[0] & 511], g[q[1] & 511], g[q[2] & 511], g[q[3] & 511]);
-            uint32_t signs = 0;
-            for (int l = 0; l < 4; ++l) signs |= static_cast<uint32_t>(iq_signs_from7(q[l] >> 9)) << (8 * l);
-            p.sign[ib] = signs_from_bytes(signs);
+            p.sign[ib] = _mm256_set_epi64x(static_cast<long long>(kSignMasks[q[3] >> 9]), static_cast<long long>(kSignMasks[q[2] >> 9]),
+                                           static_cast<long long>(kSignMasks[q[1] >> 9]), static_cast<long long>(kSignMasks[q[0] >> 9]));
             p.scale[ib] = scale_pair(2 * (b.scales[ib] & 0xF) + 1, 2 * (b.scales[ib] >> 4) + 1);
         }
     }
@@ -113,7 +124,7 @@ struct KIq3xxs {
                                           static_cast<int>(g[q[6]]), static_cast<int>(g[q[7]]));
             uint32_t aux;
             std::memcpy(&aux, scales_and_signs + 4 * ib, 4);
-            p.sign[ib] = signs_from_bytes(four_signs_from7(aux));
+            p.sign[ib] = signs_from7x4(aux);
             p.scale[ib] = _mm256_set1_epi16(static_cast<int16_t>(2 * (aux >> 28) + 1));
         }
     }

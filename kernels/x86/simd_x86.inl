@@ -593,6 +593,13 @@ inline __m128i hsum4_i32(const __m256i (&v)[4]) {
     return _mm_add_epi32(_mm256_castsi256_si128(abcd), _mm256_extracti128_si256(abcd, 1));
 }
 
+// Lane j: the sum of v[j]'s lanes. One column (decoding) needs one plain sum, not the four.
+template <int C>
+inline __m128i column_sums(const __m256i (&v)[4]) {
+    if constexpr (C == 1) return _mm_cvtsi32_si128(hsum_i32(v[0]));
+    else return hsum4_i32(v);
+}
+
 // The super-block's fp16 d (IQ1_M spreads it over its scales), and the type's constant factor
 // (the i-quants' 1/8, 1/4: applied once at the end, as the scalar reference does).
 template <class K>
@@ -637,10 +644,10 @@ void kquant_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_
                 }
                 // y.d * d(x), fma(d, isum, acc), then fma(-dmin, summ, acc): the scalar steps
                 const __m128 yd4 = _mm_load_ps(yd + 4 * g);
-                acc[r][g] = _mm_fmadd_ps(_mm_mul_ps(yd4, xd), _mm_cvtepi32_ps(hsum4_i32(is)), acc[r][g]);
+                acc[r][g] = _mm_fmadd_ps(_mm_mul_ps(yd4, xd), _mm_cvtepi32_ps(column_sums<C>(is)), acc[r][g]);
                 if constexpr (K::kMins) {
                     const __m128 dmin = _mm_mul_ps(yd4, _mm_set1_ps(half_f32(b.dmin)));
-                    acc[r][g] = _mm_fnmadd_ps(dmin, _mm_cvtepi32_ps(hsum4_i32(sm)), acc[r][g]);
+                    acc[r][g] = _mm_fnmadd_ps(dmin, _mm_cvtepi32_ps(column_sums<C>(sm)), acc[r][g]);
                 }
             }
         }
