@@ -119,9 +119,8 @@ struct KIq3xxs {
         for (int ib = 0; ib < 8; ++ib) {
             const uint8_t* q = b.qs + 8 * ib;
             const auto& g = kIq3xxsGrid;
-            p.mag[ib] = _mm256_setr_epi32(static_cast<int>(g[q[0]]), static_cast<int>(g[q[1]]), static_cast<int>(g[q[2]]),
-                                          static_cast<int>(g[q[3]]), static_cast<int>(g[q[4]]), static_cast<int>(g[q[5]]),
-                                          static_cast<int>(g[q[6]]), static_cast<int>(g[q[7]]));
+            const __m256i index = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q)));
+            p.mag[ib] = _mm256_i32gather_epi32(reinterpret_cast<const int*>(g.data()), index, 4);
             uint32_t aux;
             std::memcpy(&aux, scales_and_signs + 4 * ib, 4);
             p.sign[ib] = signs_from7x4(aux);
@@ -140,9 +139,11 @@ struct KIq3s {
         for (int ib = 0; ib < 8; ++ib) {
             const uint8_t* q = b.qs + 8 * ib;
             const int qh = b.qh[ib];
-            alignas(32) uint32_t e[8];
-            for (int k = 0; k < 8; ++k) e[k] = kIq3sGrid[q[k] | (((qh >> k) & 1) << 8)];
-            p.mag[ib] = load32(e);
+            // index k = q[k] | bit k of qh << 8, for the eight entries at once, then one gather
+            const __m256i low = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q)));
+            const __m256i high = _mm256_and_si256(_mm256_sllv_epi32(_mm256_set1_epi32(qh), _mm256_setr_epi32(8, 7, 6, 5, 4, 3, 2, 1)),
+                                                  _mm256_set1_epi32(256));
+            p.mag[ib] = _mm256_i32gather_epi32(reinterpret_cast<const int*>(kIq3sGrid.data()), _mm256_or_si256(low, high), 4);
             uint32_t s;
             std::memcpy(&s, b.signs + 4 * ib, 4);
             p.sign[ib] = signs_from_bytes(s);
@@ -180,9 +181,10 @@ struct KIq1s {
         for (int ib = 0; ib < 8; ++ib) {
             const int qh = b.qh[ib];
             const uint8_t* q = b.qs + 4 * ib;
-            const auto& g = kIq1sGrid;
-            const __m256i levels = grid8x4(g[q[0] | ((qh & 7) << 8)], g[q[1] | (((qh >> 3) & 7) << 8)],
-                                           g[q[2] | (((qh >> 6) & 7) << 8)], g[q[3] | (((qh >> 9) & 7) << 8)]);
+            const __m128i low = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(dword_at(q))));
+            const __m128i high = _mm_slli_epi32(_mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32(qh), _mm_setr_epi32(0, 3, 6, 9)), _mm_set1_epi32(7)), 8);
+            const __m256i levels = _mm256_i32gather_epi64(reinterpret_cast<const long long*>(kIq1sGrid.data()),
+                                                          _mm_or_si128(low, high), 8);
             p.set(ib, levels, _mm256_set1_epi8(qh & 0x8000 ? -1 : 1),
                   _mm256_set1_epi16(static_cast<int16_t>(2 * ((qh >> 12) & 7) + 1)));
         }
