@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <charconv>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <set>
 
 namespace pocket {
 
@@ -91,15 +93,22 @@ Placement plan_placement(const GgufFile& file, const HParams& hp, const Placemen
     }
 
     // Bytes each layer puts on the device: weights, KV cache (f16), and the output.
-    std::vector<double> layer_bytes(n_layer + 1, 0.0);
+    std::vector<double> layer_bytes(n_layer + 1, 0.0), kept_bytes(n_layer + 1, 0.0);
+    std::set<std::string_view> kept_types;
     bool has_output = false;
+    // A weight of a type the GPU cannot decode stays on the CPU (Model's loader): not counted.
     for (const GgufTensorInfo& t : file.tensors()) {
         const int l = layer_of_name(t.name, n_layer);
-        if (l >= 0 && static_cast<uint32_t>(l) <= n_layer) layer_bytes[static_cast<size_t>(l)] += static_cast<double>(t.n_bytes);
+        if (l >= 0 && static_cast<uint32_t>(l) <= n_layer) {
+            const bool held = gpu->holds_weight_type(t.type);
+            (held ? layer_bytes : kept_bytes)[static_cast<size_t>(l)] += static_cast<double>(t.n_bytes);
+            if (!held) kept_types.insert(ggml_type_info(t.type).name);
+        }
         if (t.name == "output.weight") has_output = true;
     }
     if (!has_output)  // tied embeddings: the output layer holds its own copy of the matrix
-        if (const GgufTensorInfo* e = file.find_tensor("token_embd.weight")) layer_bytes[n_layer] += static_cast<double>(e->n_bytes);
+        if (const GgufTensorInfo* e = file.find_tensor("token_embd.weight"); e && gpu->holds_weight_type(e->type))
+            layer_bytes[n_layer] += static_cast<double>(e->n_bytes);
     const double kv_per_layer = 2.0 * request.n_ctx * (hp.n_embd_k_gqa() + hp.n_embd_v_gqa());  // f16 K and V
     for (uint32_t l = 0; l < n_layer; ++l) layer_bytes[l] += kv_per_layer;
     const double arena = 4.0 * request.n_ubatch * (hp.n_vocab + 6.0 * hp.n_embd + 3.0 * hp.n_ff);
@@ -137,6 +146,12 @@ Placement plan_placement(const GgufFile& file, const HParams& hp, const Placemen
     p.summary = fmt::format("-ngl {}: {} of {} layers{} on {} ({:.1f} MiB with KV cache; {:.0f} MiB free)", want.text(),
                             std::min(n, n_layer), n_layer, n > n_layer ? " and the output" : "", gpu->name(), on_gpu / kMiB,
                             static_cast<double>(gpu->memory().free) / kMiB);
+    double kept = 0;
+    for (uint32_t l = 0; l <= n_layer; ++l)
+        if (p.layer_device[l] == 0) kept += kept_bytes[l];
+    if (kept > 0)
+        p.summary += fmt::format("; {:.1f} MiB of {} weights stay on the CPU ({} has no kernels for them)", kept / kMiB,
+                                 fmt::join(kept_types, "/"), gpu->name());
     return p;
 }
 

@@ -141,6 +141,8 @@ TEST(LowBitModelOnGpu, TypesTheGpuCannotReadStayOnTheCpu) {
     ASSERT_GT(iq2_bytes, 0u);
     EXPECT_GE(model->weight_bytes_on(1), iq2_bytes);  // the CPU, last
     EXPECT_GT(model->weight_bytes_on(0), 0u);          // the rest (q2_K, iq4_nl, q5_K ...) on the GPU
+    EXPECT_NE(model->placement().summary.find("iq2_xxs weights stay on the CPU"), std::string::npos)
+        << model->placement().summary;
     const auto got = logits_of(*model, 2, false);
     for (float v : got) ASSERT_TRUE(std::isfinite(v));
 }
