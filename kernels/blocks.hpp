@@ -215,4 +215,12 @@ inline uint16_t iq1m_d_bits(const block_iq1_m& b) {
     return static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00F0) | ((sc[2] >> 4) & 0x0F00) | (sc[3] & 0xF000));
 }
 
+// Trit k (0..4) of a TQ1_0 byte, 0..2: the byte is a base-3 fraction scaled to 0..255, so
+// multiplying by 3^k (mod 256) brings trit k to the top and * 3 >> 8 reads it.
+inline int tq1_trit(uint8_t byte, int k) {
+    static constexpr uint8_t kPow3[5] = {1, 3, 9, 27, 81};
+    const auto q = static_cast<uint8_t>(byte * kPow3[k]);
+    return (q * 3) >> 8;
+}
+
 }  // namespace pocket::kernels

@@ -31,14 +31,6 @@ inline void grid8_shifted(float* y, float scale, uint64_t entry, float delta) {
         y[j] = scale * (static_cast<float>(static_cast<int8_t>(grid_byte(entry, j))) + delta);
 }
 
-// Trit k of a TQ1_0 byte: the byte is a base-3 fraction scaled to 0..255, so multiplying by
-// 3^k (mod 256) brings trit k to the top and * 3 >> 8 reads it.
-inline int tq1_trit(uint8_t byte, int k) {
-    static constexpr uint8_t kPow3[5] = {1, 3, 9, 27, 81};
-    const auto q = static_cast<uint8_t>(byte * kPow3[k]);
-    return (q * 3) >> 8;
-}
-
 }  // namespace
 
 void dequantize_row_iq2_xxs(const void* vx, float* y, int64_t n) {

@@ -185,8 +185,7 @@ void vec_dot_iq1_m(int64_t n, float* out, const void* x, const void* y) {
 
 void vec_dot_tq1_0(int64_t n, float* out, const void* x, const void* y) {
     *out = superblock_dot<block_tq1_0>(n, x, y, 1.0f, [](const block_tq1_0& b, const block_q8_K& a) {
-        static constexpr uint8_t kPow3[5] = {1, 3, 9, 27, 81};
-        auto trit = [](uint8_t byte, int k) { return ((static_cast<uint8_t>(byte * kPow3[k]) * 3) >> 8) - 1; };
+        auto trit = [](uint8_t byte, int k) { return tq1_trit(byte, k) - 1; };  // -1, 0, +1
         const int8_t* q = a.qs;
         int32_t isum = 0;
         for (int k = 0; k < 5; ++k)

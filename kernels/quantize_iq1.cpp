@@ -9,6 +9,7 @@
 #include "kernels/float16.hpp"
 #include "kernels/iq_grids.hpp"
 #include "kernels/quant_search.hpp"
+#include "kernels/iq_quant_shared.hpp"
 #include "kernels/row_functions.hpp"
 
 #include <algorithm>
@@ -113,13 +114,6 @@ void error_weights(const float* x, const float* qw, float sigma2, int n, float* 
         for (int i = 0; i < n; ++i) weight[i] = qw[i] * std::sqrt(sigma2 + x[i] * x[i]);
     else
         for (int i = 0; i < n; ++i) weight[i] = x[i] * x[i];
-}
-
-// 2 * mean(x^2) over the super-block: the sigma2 of the weights above.
-float superblock_sigma2(const float* x) {
-    float sumx2 = 0;
-    for (int i = 0; i < kQKK; ++i) sumx2 += x[i] * x[i];
-    return 2 * sumx2 / kQKK;
 }
 
 float max_abs(const float* x, int n) {
@@ -279,7 +273,7 @@ void quantize_superblock_s(const float* x, const float* qw, block_iq1_s& y) {
     y.d = f32_to_fp16(0.f);
     std::memset(y.qs, 0, sizeof y.qs);
     std::memset(y.qh, 0, sizeof y.qh);
-    const float sigma2 = superblock_sigma2(x);
+    const float sigma2 = iq::superblock_sigma2(x, 2);
     float scales[kQKK / kIq1sGroup];
     int shifts[kQKK / kIq1sGroup];
     float max_scale = 0;
@@ -390,7 +384,7 @@ void quantize_superblock_m(const float* x, const float* qw, block_iq1_m& y) {
     std::memset(y.qs, 0, sizeof y.qs);
     std::memset(y.qh, 0, sizeof y.qh);
     std::memset(y.scales, 0, sizeof y.scales);
-    const float sigma2 = superblock_sigma2(x);
+    const float sigma2 = iq::superblock_sigma2(x, 2);
     float scales[kQKK / kIq1mGroup];
     int combinations[kQKK / kIq1mGroup];
     float max_scale = 0;

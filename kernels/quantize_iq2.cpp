@@ -7,6 +7,7 @@
 #include "kernels/float16.hpp"
 #include "kernels/iq_grids.hpp"
 #include "kernels/quant_search.hpp"
+#include "kernels/iq_quant_shared.hpp"
 #include "kernels/row_functions.hpp"
 
 #include <algorithm>
@@ -128,7 +129,6 @@ const Iq2Codebook& iq2s_codebook() {
 }
 
 // ggml's MAX(a, b), which keeps b when they compare equal (matters for signed zeros).
-inline float max_of(float a, float b) { return a > b ? a : b; }
 
 // Among the neighbours listed at `entry` (< 0), the grid entry whose values at `scale` are
 // nearest to xval in the weighted sense; the first wins ties (ggml: iq2_find_best_neighbour).
@@ -186,13 +186,6 @@ LevelFit weighted_fit(int n, const float* weight, const float* xval, const int8_
     return f;
 }
 
-// Mean square of a super-block (IQ2_S doubles it: ggml's choice, kept for identical bytes).
-float superblock_sigma2(const float* x, float factor) {
-    float sumx2 = 0;
-    for (int i = 0; i < kQKK; ++i) sumx2 += x[i] * x[i];
-    return factor * sumx2 / kQKK;
-}
-
 // Error weights of n values, and their square roots for the neighbour search. With an
 // importance matrix: importance * sqrt(sigma2 + x^2). Without one ggml has a weighting for
 // IQ2_S only (0.25 sigma2 + x^2) and refuses IQ2_XXS / IQ2_XS; pocket uses the same form for
@@ -204,38 +197,6 @@ void error_weights(int n, const float* xb, const float* qw, float sigma2, float*
         for (int i = 0; i < n; ++i) weight[i] = 0.25f * sigma2 + xb[i] * xb[i];
     }
     for (int i = 0; i < n; ++i) waux[i] = std::sqrt(weight[i]);
-}
-
-// Splits one group into magnitudes and sign bits. IQ2_XXS / IQ2_XS store 7 sign bits and
-// imply an even count of minus signs, so with an odd count the value that costs least to
-// flip (smallest weight * x^2) is quantized with the wrong sign instead: xval turns negative.
-uint8_t split_signs(const float* xb, const float* weight, float* xval, bool even_parity) {
-    uint8_t s = 0;
-    int nflip = 0;
-    for (int i = 0; i < kGroup; ++i) {
-        if (xb[i] >= 0) {
-            xval[i] = xb[i];
-        } else {
-            xval[i] = -xb[i];
-            ++nflip;
-            s = static_cast<uint8_t>(s | (1 << i));
-        }
-    }
-    if (!even_parity) return s;
-    if (nflip % 2) {
-        int imin = 0;
-        float min = weight[0] * xb[0] * xb[0];
-        for (int i = 1; i < kGroup; ++i) {
-            const float ax = weight[i] * xb[i] * xb[i];
-            if (ax < min) {
-                min = ax;
-                imin = i;
-            }
-        }
-        xval[imin] = -xval[imin];
-        s = static_cast<uint8_t>(s ^ (1 << imin));
-    }
-    return static_cast<uint8_t>(s & 127);
 }
 
 // IQ2_XS / IQ2_S, 16 weights with one scale: 19 trial scales around max/5, the best kept
@@ -321,15 +282,15 @@ void quantize_block_iq2_xxs(const Iq2Codebook& book, const float* xbl, const flo
     float weight[32], waux[32], xval[32];
     int8_t L[32];
     uint8_t signs[4];
-    const float sigma2 = superblock_sigma2(xbl, 1.f);
+    const float sigma2 = iq::superblock_sigma2(xbl, 1.f);
     float max_scale = 0;
     for (int ib = 0; ib < kQKK / 32; ++ib) {
         const float* xb = xbl + 32 * ib;
         error_weights(32, xb, qwbl ? qwbl + 32 * ib : nullptr, sigma2, weight, waux);
         for (int k = 0; k < 4; ++k)
-            signs[k] = split_signs(xb + kGroup * k, weight + kGroup * k, xval + kGroup * k, true);
+            signs[k] = iq::split_signs8(xb + kGroup * k, weight + kGroup * k, xval + kGroup * k, true);
         float max = xval[0];
-        for (int i = 1; i < 32; ++i) max = max_of(max, xval[i]);
+        for (int i = 1; i < 32; ++i) max = iq::ggml_max(max, xval[i]);
         scales[ib] = 0;
         if (max < 1e-15f) continue;
         const std::optional<float> found = search_scale32(book, xval, weight, waux, L);
@@ -344,7 +305,7 @@ void quantize_block_iq2_xxs(const Iq2Codebook& book, const float* xbl, const flo
             q2[2 * ib + 1] |= static_cast<uint32_t>(signs[k]) << (7 * k);
         }
         scales[ib] = scale;
-        max_scale = max_of(max_scale, scale);
+        max_scale = iq::ggml_max(max_scale, scale);
     }
     y.d = f32_to_fp16(0.f);
     if (max_scale == 0) {
@@ -371,9 +332,9 @@ float quantize_superblock16(const Iq2Codebook& book, const float* xbl, const flo
         const float* xb = xbl + 16 * ib;
         error_weights(16, xb, qwbl ? qwbl + 16 * ib : nullptr, sigma2, weight, waux);
         for (int k = 0; k < 2; ++k)
-            signs[k] = split_signs(xb + kGroup * k, weight + kGroup * k, xval + kGroup * k, even_parity);
+            signs[k] = iq::split_signs8(xb + kGroup * k, weight + kGroup * k, xval + kGroup * k, even_parity);
         float max = xval[0];
-        for (int i = 1; i < 16; ++i) max = max_of(max, xval[i]);
+        for (int i = 1; i < 16; ++i) max = iq::ggml_max(max, xval[i]);
         scales[ib] = 0;
         if (max < eps) continue;
         float scale = search_scale16(book, xval, weight, waux, max, L);
@@ -383,7 +344,7 @@ float quantize_superblock16(const Iq2Codebook& book, const float* xbl, const flo
         }
         for (int k = 0; k < 2; ++k) put_group(ib, k, grid_index_of(book, L + kGroup * k), signs[k]);
         scales[ib] = scale;
-        max_scale = max_of(max_scale, scale);
+        max_scale = iq::ggml_max(max_scale, scale);
     }
     return max_scale;
 }
@@ -402,7 +363,7 @@ void quantize_block_iq2_xs(const Iq2Codebook& book, const float* xbl, const floa
     y.d = f32_to_fp16(0.f);
     std::memset(y.scales, 0, sizeof(y.scales));
     const float max_scale = quantize_superblock16(
-        book, xbl, qwbl, superblock_sigma2(xbl, 1.f), true, 1e-15f, scales,
+        book, xbl, qwbl, iq::superblock_sigma2(xbl, 1.f), true, 1e-15f, scales,
         [&](int ib, int k, int grid_index, uint8_t signs) {
             q2[2 * ib + k] = static_cast<uint16_t>(grid_index | (signs << 9));
         });
@@ -421,7 +382,7 @@ void quantize_block_iq2_s(const Iq2Codebook& book, const float* xbl, const float
     std::memset(&y, 0, sizeof(y));
     // IQ2_S stores all 8 signs and uses a larger zero threshold (ggml: GROUP_MAX_EPS_IQ2_S).
     const float max_scale = quantize_superblock16(
-        book, xbl, qwbl, superblock_sigma2(xbl, 2.f), false, 1e-8f, scales,
+        book, xbl, qwbl, iq::superblock_sigma2(xbl, 2.f), false, 1e-8f, scales,
         [&](int ib, int k, int grid_index, uint8_t signs) {
             const int i8 = 2 * ib + k;
             y.qs[i8] = static_cast<uint8_t>(grid_index & 255);

@@ -6,6 +6,7 @@
 #include "kernels/float16.hpp"
 #include "kernels/iq_grids.hpp"
 #include "kernels/quant_search.hpp"
+#include "kernels/iq_quant_shared.hpp"
 #include "kernels/row_functions.hpp"
 
 #include <algorithm>
@@ -25,8 +26,7 @@ constexpr int kCodes = 1 << 12;  // every combination of 4 levels
 constexpr int kSub = 32;         // weights per scale
 constexpr int kGroups = kSub / 4;
 
-// ggml's MAX(a, b): `a > b ? a : b` (std::max keeps a NaN `a` where ggml takes `b`).
-float ggml_max(float a, float b) { return a > b ? a : b; }
+using iq::ggml_max;
 
 // Group code: 3 bits per weight, weight 0 least significant (ggml's key into its map).
 int group_code(const int8_t* L) {
@@ -171,36 +171,7 @@ struct SubBlock {
 
 // Signs of xb taken out into `signs`, magnitudes into xval (XXS: one may stay negative).
 void split_signs(const Rule& rule, const float* xb, const float* weight, float* xval, uint8_t* signs) {
-    for (int k = 0; k < kSub / 8; ++k) {
-        const float* x = xb + 8 * k;
-        float* v = xval + 8 * k;
-        const float* w = weight + 8 * k;
-        int nflip = 0;
-        uint8_t s = 0;
-        for (int i = 0; i < 8; ++i) {
-            if (x[i] >= 0) {
-                v[i] = x[i];
-            } else {
-                v[i] = -x[i];
-                ++nflip;
-                s = static_cast<uint8_t>(s | (1 << i));
-            }
-        }
-        if (rule.even_signs && nflip % 2) {
-            int imin = 0;
-            float min = w[0] * x[0] * x[0];
-            for (int i = 1; i < 8; ++i) {
-                const float ax = w[i] * x[i] * x[i];
-                if (ax < min) {
-                    min = ax;
-                    imin = i;
-                }
-            }
-            v[imin] = -v[imin];
-            s = static_cast<uint8_t>(s ^ (1 << imin));
-        }
-        signs[k] = rule.even_signs ? static_cast<uint8_t>(s & 127) : s;
-    }
+    for (int k = 0; k < kSub / 8; ++k) signs[k] = iq::split_signs8(xb + 8 * k, weight + 8 * k, xval + 8 * k, rule.even_signs);
 }
 
 // One 32-weight sub-block (qw: its importance weights or null). Returns false for a
@@ -278,16 +249,10 @@ int scale_code(float id, float scale) {
     return std::max(0, std::min(15, search::nearest_int(0.5f * (id * scale - 1))));
 }
 
-float superblock_sigma2(const float* x) {
-    float sumx2 = 0;
-    for (int i = 0; i < kQKK; ++i) sumx2 += x[i] * x[i];
-    return 2 * sumx2 / kQKK;
-}
-
 void quantize_block_xxs(const float* x, const float* qw, block_iq3_xxs& y) {
     const Rule rule{lattice_xxs(), 15, true, 1e-8f, false};
     std::memset(&y, 0, sizeof(y));
-    const float sigma2 = superblock_sigma2(x);
+    const float sigma2 = iq::superblock_sigma2(x, 2);
     float scales[kQKK / kSub] = {};
     uint32_t scales_and_signs[kQKK / kSub] = {};
     float max_scale = 0;
@@ -315,7 +280,7 @@ void quantize_block_xxs(const float* x, const float* qw, block_iq3_xxs& y) {
 void quantize_block_s(const float* x, const float* qw, block_iq3_s& y) {
     const Rule rule{lattice_s(), 9, false, std::numeric_limits<float>::denorm_min(), true};  // zero: max == 0
     std::memset(&y, 0, sizeof(y));
-    const float sigma2 = superblock_sigma2(x);
+    const float sigma2 = iq::superblock_sigma2(x, 2);
     float scales[kQKK / kSub] = {};
     float max_scale = 0;
     // ggml advances its qs / signs cursors only past sub-blocks it quantized, so after a zero

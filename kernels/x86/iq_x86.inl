@@ -6,14 +6,7 @@
 // float steps.
 
 // 32 bytes of +1 / -1: byte 8k + j is -1 where bit j of sign byte k (of `four`) is set.
-inline __m256i signs_from_bytes(uint32_t four) {
-    const __m256i spread = _mm256_shuffle_epi8(
-        _mm256_set1_epi32(static_cast<int>(four)),
-        _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0x0000000000000000));
-    const __m256i mask = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
-    const __m256i negative = _mm256_cmpeq_epi8(_mm256_and_si256(spread, mask), mask);
-    return _mm256_or_si256(negative, _mm256_set1_epi8(1));
-}
+inline __m256i signs_from_bytes(uint32_t four) { return _mm256_or_si256(byte_mask_of_bits(four), _mm256_set1_epi8(1)); }
 
 // For each 7-bit sign field (the eighth sign by parity): 8 bytes of +1 / -1, so that four
 // table loads give a sub-block's signs (the bit tests above cost more when decoding).

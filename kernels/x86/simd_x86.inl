@@ -71,16 +71,20 @@ inline __m256i unpack_nibbles(const uint8_t* qs) {
     return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
 }
 
-// 32 bits -> 32 bytes, 0x10 where the bit is set (the 5th bit of Q5 levels).
-inline __m256i bit4_from_bits(const uint8_t* qh) {
-    uint32_t bits;
-    std::memcpy(&bits, qh, 4);
+// 32 bits -> 32 bytes, 0xFF where bit k (byte k / 8, bit k % 8) is set, else 0.
+inline __m256i byte_mask_of_bits(uint32_t bits) {
     const __m256i spread = _mm256_shuffle_epi8(
         _mm256_set1_epi32(static_cast<int>(bits)),
         _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0x0000000000000000));
     const __m256i mask = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
-    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, mask), mask);
-    return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
+    return _mm256_cmpeq_epi8(_mm256_and_si256(spread, mask), mask);
+}
+
+// 32 bits -> 32 bytes, 0x10 where the bit is set (the 5th bit of Q5 levels).
+inline __m256i bit4_from_bits(const uint8_t* qh) {
+    uint32_t bits;
+    std::memcpy(&bits, qh, 4);
+    return _mm256_and_si256(byte_mask_of_bits(bits), _mm256_set1_epi8(0x10));
 }
 
 inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
