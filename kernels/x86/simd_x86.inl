@@ -966,18 +966,22 @@ struct Lanes16 {
 // (blocks k, k+8, k+16, ... for lane k) and needs one accumulator per column rather than
 // eight: C columns share each unpacked record, at the same bits.
 //
+// One call covers the blocks [b0, b1) of a K chunk (b0 a multiple of 8, so block b stays in
+// lane b % 8): `lane` carries the 8 x C lane sums from chunk to chunk (started at zero when
+// `first`, folded and stored to c when `last`), so each lane is still one chain in block order.
+//
 // With few columns the tile is as fast as its records arrive from memory, and the lane walk
 // (a stride of 8 records) is a pattern the hardware prefetcher follows late: `ahead` (records
-// from x0 and x1 to the next group of rows, 0 for none) has the group after this one
-// requested while this one is computed.
+// from x0 and x1 to the next chunk of records, 0 for none) has it requested while this one
+// is computed.
 template <class V, class P, int C>
-void packed32_tile(int64_t nb, const typename P::Block* x0, const typename P::Block* x1, const block_q8_0* const* y,
-                   const ActBlock* const* info, float* c, size_t cs, int64_t ahead = 0) {
-    typename V::F lane[8][C];
+void packed32_tile(int64_t b0, int64_t b1, const typename P::Block* x0, const typename P::Block* x1,
+                   const block_q8_0* const* y, const ActBlock* const* info, typename V::F (*lane)[C], bool first,
+                   bool last, float* c, size_t cs, int64_t ahead) {
     for (int k = 0; k < 8; ++k) {
         typename V::F acc[C];
-        for (auto& v : acc) v = V::zero();
-        for (int64_t b = k; b < nb; b += 8) {
+        for (int j = 0; j < C; ++j) acc[j] = first ? V::zero() : lane[k][j];
+        for (int64_t b = b0 + k; b < b1; b += 8) {
             if (ahead) {
                 prefetch_record(x0 + b + ahead);
                 if (x1 != x0) prefetch_record(x1 + b + ahead);
@@ -990,6 +994,7 @@ void packed32_tile(int64_t nb, const typename P::Block* x0, const typename P::Bl
         }
         for (int j = 0; j < C; ++j) lane[k][j] = acc[j];
     }
+    if (!last) return;
     for (int j = 0; j < C; ++j) {  // fold_lanes<8>
         const typename V::F u0 = V::add(V::add(lane[0][j], lane[4][j]), V::add(lane[2][j], lane[6][j]));
         const typename V::F u1 = V::add(V::add(lane[1][j], lane[5][j]), V::add(lane[3][j], lane[7][j]));
@@ -997,23 +1002,53 @@ void packed32_tile(int64_t nb, const typename P::Block* x0, const typename P::Bl
     }
 }
 
-// Every group of V::kRows rows against columns j0..j1, C at a time.
+// Blocks per K chunk: a group's records of one chunk (at most kChunkBytes) stay in L1 while
+// every column tile of the block passes over them; without chunks a long row (ffn_down of a
+// 7B, n = 11008: 99 KB per 16 rows) was re-read from L2 by each tile. The chunks are about
+// equal (multiples of 8 blocks): a short last one would leave the lanes one block each.
+constexpr size_t kChunkBytes = size_t{24} << 10;
+template <class V, class P>
+int64_t chunk_blocks(int64_t nb) {
+    constexpr int64_t per = V::kRows / kQ4_0x8Rows;
+    const int64_t most = std::max<int64_t>(8, static_cast<int64_t>(kChunkBytes / (per * sizeof(typename P::Block))));
+    const int64_t chunks = (nb + most - 1) / most;
+    return ((nb + chunks - 1) / chunks + 7) / 8 * 8;
+}
+
+// Every group of V::kRows rows against columns j0..j1, C at a time, K chunk by K chunk.
 template <class V, class P, int C>
 void packed32_rows(int64_t nb, const typename P::Block* p, int64_t groups, const block_q8_0* const* y,
                    const ActBlock* const* info, int64_t j0, int64_t j1, float* c, size_t cs) {
     constexpr int64_t per = V::kRows / kQ4_0x8Rows;  // records side by side
+    using Lane = typename V::F[8][C];
+    constexpr size_t kFloats = sizeof(typename V::F) / sizeof(float);
+    const auto tiles = static_cast<size_t>((j1 - j0 + C - 1) / C);
+    thread_local std::vector<float> saved;  // lane sums of every tile of the block, 64-byte aligned
+    if (saved.size() < tiles * 8 * C * kFloats + 16) saved.resize(tiles * 8 * C * kFloats + 16);
+    Lane* lanes = reinterpret_cast<Lane*>((reinterpret_cast<uintptr_t>(saved.data()) + 63) & ~uintptr_t{63});
+    const int64_t kc = chunk_blocks<V, P>(nb);
     for (int64_t g = 0; g + per <= groups; g += per) {
         const typename P::Block* x = p + g * nb;
         float* cg = c + g * kQ4_0x8Rows;
-        // The first tile of a group asks for the next group's records (when there is one).
-        int64_t ahead = g + 2 * per <= groups ? per * nb : 0;
-        int64_t j = j0;
-        for (; j + C <= j1; j += C, ahead = 0)
-            packed32_tile<V, P, C>(nb, x, x + (per - 1) * nb, y + j, info + j, cg + cs * j, cs, ahead);
-        // the last j1 - j < C columns in one narrower tile
-        [&]<int... W>(std::integer_sequence<int, W...>) {
-            ((j1 - j == W + 1 ? packed32_tile<V, P, W + 1>(nb, x, x + (per - 1) * nb, y + j, info + j, cg + cs * j, cs, ahead) : void()), ...);
-        }(std::make_integer_sequence<int, C - 1>{});
+        for (int64_t b0 = 0; b0 < nb; b0 += kc) {
+            const int64_t b1 = std::min(nb, b0 + kc);
+            const bool first = b0 == 0, last = b1 == nb;
+            // The first tile of a chunk asks for the next chunk's records: this group's, or
+            // the next group's first (when there is one).
+            int64_t ahead = !last ? kc : g + 2 * per <= groups ? per * nb - b0 : 0;
+            int64_t j = j0;
+            Lane* lane = lanes;
+            for (; j + C <= j1; j += C, ahead = 0, ++lane)
+                packed32_tile<V, P, C>(b0, b1, x, x + (per - 1) * nb, y + j, info + j, *lane, first, last, cg + cs * j, cs, ahead);
+            // the last j1 - j < C columns in one narrower tile
+            [&]<int... W>(std::integer_sequence<int, W...>) {
+                ((j1 - j == W + 1 ? packed32_tile<V, P, W + 1>(b0, b1, x, x + (per - 1) * nb, y + j, info + j,
+                                                               reinterpret_cast<typename V::F(*)[W + 1]>(*lane), first, last,
+                                                               cg + cs * j, cs, ahead)
+                                  : void()),
+                 ...);
+            }(std::make_integer_sequence<int, C - 1>{});
+        }
     }
 }
 
@@ -1047,7 +1082,7 @@ void packed32_gemm(int64_t n, const void* packed, int64_t rows, const void* va, 
     // Columns in blocks whose activations stay in L2 while every group of rows passes over
     // them. Tile widths as measured (pocket_kernels_bench gemm_repacked): 16 rows x 6 columns
     // in zmm registers, 8 x 4 in ymm.
-    const int64_t fit = (int64_t{256} << 10) / (nb * static_cast<int64_t>(sizeof(block_q8_0)));
+    const int64_t fit = (int64_t{512} << 10) / (nb * static_cast<int64_t>(sizeof(block_q8_0)));
     const int64_t block_cols = std::max<int64_t>(12, fit / 12 * 12);  // whole 6- and 4-column tiles
     for (int64_t j0 = 0; j0 < m; j0 += block_cols) {
         const int64_t j1 = std::min(m, j0 + block_cols);
