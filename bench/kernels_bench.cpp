@@ -207,7 +207,7 @@ int main(int argc, char** argv) {
     const GgmlType gemm_types[] = {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K,
                                    GgmlType::Q5_K, GgmlType::F16,  GgmlType::F32};
     benchmark::RegisterBenchmark("read_bandwidth", bench_read_bandwidth)->Unit(benchmark::kMillisecond)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
-    for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon}) {
+    for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avxvnni, Isa::avx512, Isa::neon}) {
         if (!isa_supported(isa)) continue;
         for (GgmlType t : dot_types)
             benchmark::RegisterBenchmark((std::string("dot/") + name_of(t) + "/" + isa_name(isa)).c_str(), bench_dot, t, isa)

@@ -24,7 +24,7 @@
 namespace pocket::kernels {
 namespace {
 
-constexpr int kIsaCount = 4;
+constexpr int kIsaCount = 5;
 
 struct ConvRow {
     GgmlType type;
@@ -81,6 +81,10 @@ bool cpu_has(Isa isa) {
         case Isa::avx512:
             return cpu_has(Isa::avx2) && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
+        case Isa::avxvnni: {  // cpuid leaf 7 subleaf 1, EAX bit 4 (not every compiler's builtin knows it)
+            unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+            return cpu_has(Isa::avx2) && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax & (1u << 4)) != 0;
+        }
 #endif
 #if defined(POCKET_KERNELS_NEON)
         case Isa::neon: return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
@@ -105,17 +109,19 @@ struct Tables {
         fill_avx2(isa[1]);
         isa[2] = isa[1];  // AVX-512 CPUs run the AVX2 kernels it does not replace
         fill_avx512(isa[2]);
+        isa[4] = isa[1];  // AVX-VNNI CPUs run the AVX2 kernels it does not replace
+        fill_avxvnni(isa[4]);
 #endif
 #if defined(POCKET_KERNELS_NEON)
         isa[3] = isa[0];
         fill_neon(isa[3]);
 #endif
         PackedGemmFn packed[kIsaCount] = {q4_0x8_gemm_scalar, q4_0x8_gemm_scalar, q4_0x8_gemm_scalar,
-                                          q4_0x8_gemm_scalar};
+                                          q4_0x8_gemm_scalar, q4_0x8_gemm_scalar};
         PackedGemmFn packed_k[kIsaCount] = {q4_Kx8_gemm_scalar, q4_Kx8_gemm_scalar, q4_Kx8_gemm_scalar,
-                                            q4_Kx8_gemm_scalar};
+                                            q4_Kx8_gemm_scalar, q4_Kx8_gemm_scalar};
         PackedGemmFn packed_8[kIsaCount] = {q8_0x8_gemm_scalar, q8_0x8_gemm_scalar, q8_0x8_gemm_scalar,
-                                            q8_0x8_gemm_scalar};
+                                            q8_0x8_gemm_scalar, q8_0x8_gemm_scalar};
 #if defined(POCKET_KERNELS_X86)
         packed[1] = q4_0x8_gemm_avx2();
         packed[2] = q4_0x8_gemm_avx512();
@@ -123,11 +129,15 @@ struct Tables {
         packed_k[2] = q4_Kx8_gemm_avx512();
         packed_8[1] = q8_0x8_gemm_avx2();
         packed_8[2] = q8_0x8_gemm_avx512();
+        packed[4] = q4_0x8_gemm_avxvnni();
+        packed_k[4] = q4_Kx8_gemm_avxvnni();
+        packed_8[4] = q8_0x8_gemm_avxvnni();
 #endif
         for (auto& a : attn) a = attn_kernels_scalar();
 #if defined(POCKET_KERNELS_X86)
         attn[1] = attn_kernels_avx2();
         attn[2] = attn_kernels_avx512();
+        attn[4] = attn_kernels_avx2();
 #endif
         for (int k = 0; k < kIsaCount; ++k) {
             q4_0x8[k] = {kQ4_0x8Rows, q4_0x8_packed_bytes, q4_0x8_pack, packed[k]};
@@ -145,7 +155,9 @@ struct Tables {
         rows[2][static_cast<int>(GgmlType::Q8_0)].quantize_row = quantize_q8_0_avx512();
         rows[1][static_cast<int>(GgmlType::Q8_K)].quantize_row = quantize_q8_K_avx2();
         rows[2][static_cast<int>(GgmlType::Q8_K)].quantize_row = quantize_q8_K_avx512();
-        for (int k : {1, 2}) {
+        rows[4][static_cast<int>(GgmlType::Q8_0)].quantize_row = quantize_q8_0_avxvnni();
+        rows[4][static_cast<int>(GgmlType::Q8_K)].quantize_row = quantize_q8_K_avxvnni();
+        for (int k : {1, 2, 4}) {
             rows[k][static_cast<int>(GgmlType::F16)].dequantize_row = dequantize_f16_f16c();
             rows[k][static_cast<int>(GgmlType::F16)].quantize_row = quantize_f16_f16c();
         }
@@ -159,7 +171,7 @@ const Tables& tables() {
 }
 
 Isa best_isa() {
-    for (Isa i : {Isa::avx512, Isa::avx2, Isa::neon})
+    for (Isa i : {Isa::avx512, Isa::avxvnni, Isa::avx2, Isa::neon})
         if (isa_supported(i)) return i;
     return Isa::scalar;
 }
@@ -168,7 +180,7 @@ Isa initial_isa() {
     const Isa best = best_isa();
     const char* env = std::getenv("POCKET_ISA");
     if (!env || !*env) return best;
-    for (Isa i : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon}) {
+    for (Isa i : {Isa::scalar, Isa::avx2, Isa::avxvnni, Isa::avx512, Isa::neon}) {
         if (std::string_view(env) == isa_name(i)) {
             if (isa_supported(i)) return i;
             std::fprintf(stderr, "pocket: POCKET_ISA=%s is not supported by this CPU or build; using %s\n", env,
@@ -176,7 +188,7 @@ Isa initial_isa() {
             return best;
         }
     }
-    std::fprintf(stderr, "pocket: unknown POCKET_ISA=%s (scalar|avx2|avx512|neon); using %s\n", env, isa_name(best));
+    std::fprintf(stderr, "pocket: unknown POCKET_ISA=%s (scalar|avx2|avxvnni|avx512|neon); using %s\n", env, isa_name(best));
     return best;
 }
 
@@ -189,7 +201,7 @@ std::atomic<int>& active_slot() {
 
 bool isa_supported(Isa isa) {
 #if !defined(POCKET_KERNELS_X86)
-    if (isa == Isa::avx2 || isa == Isa::avx512) return false;
+    if (isa == Isa::avx2 || isa == Isa::avx512 || isa == Isa::avxvnni) return false;
 #endif
 #if !defined(POCKET_KERNELS_NEON)
     if (isa == Isa::neon) return false;
@@ -202,6 +214,7 @@ const char* isa_name(Isa isa) {
         case Isa::scalar: return "scalar";
         case Isa::avx2: return "avx2";
         case Isa::avx512: return "avx512";
+        case Isa::avxvnni: return "avxvnni";
         case Isa::neon: return "neon";
     }
     return "?";

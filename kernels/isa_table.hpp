@@ -35,12 +35,15 @@ AttnKernels attn_kernels_scalar();
 #if defined(POCKET_KERNELS_X86)
 void fill_avx2(IsaTable& t);
 void fill_avx512(IsaTable& t);
+void fill_avxvnni(IsaTable& t);  // AVX2 + AVX-VNNI
 // Q8_0 quantization (the activations of Q4_0 / Q5_0 / Q8_0 products), same bits as the scalar.
 QuantizeRowFn quantize_q8_0_avx2();
 QuantizeRowFn quantize_q8_0_avx512();
+QuantizeRowFn quantize_q8_0_avxvnni();
 // Q8_K (the activations of K-quant and IQ4_XS products), same bits as the scalar.
 QuantizeRowFn quantize_q8_K_avx2();
 QuantizeRowFn quantize_q8_K_avx512();
+QuantizeRowFn quantize_q8_K_avxvnni();
 // f16 rows (the KV cache) through F16C, same bits as the scalar; AVX2 and AVX-512 alike.
 DequantizeRowFn dequantize_f16_f16c();
 QuantizeRowFn quantize_f16_f16c();

@@ -17,9 +17,11 @@
 
 namespace pocket::kernels {
 
-enum class Isa { scalar, avx2, avx512, neon };
+// avxvnni: AVX2 with AVX-VNNI's ymm integer dots (no AVX-512), after the others so that
+// the table indices of the first four stay put.
+enum class Isa { scalar, avx2, avx512, neon, avxvnni };
 
-// The ISA in use: the best the CPU supports, or POCKET_ISA=scalar|avx2|avx512|neon when set
+// The ISA in use: the best the CPU supports, or POCKET_ISA=scalar|avx2|avxvnni|avx512|neon when set
 // (an override the CPU cannot run is refused: it falls back to the best supported, with a
 // warning on stderr). Decided once, on first use.
 Isa active_isa();

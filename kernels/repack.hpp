@@ -79,6 +79,9 @@ PackedGemmFn q4_Kx8_gemm_avx2();
 PackedGemmFn q8_0x8_gemm_avx2();
 PackedGemmFn q8_0x8_gemm_avx512();
 PackedGemmFn q4_Kx8_gemm_avx512();
+PackedGemmFn q4_0x8_gemm_avxvnni();
+PackedGemmFn q4_Kx8_gemm_avxvnni();
+PackedGemmFn q8_0x8_gemm_avxvnni();
 #endif
 
 }  // namespace pocket::kernels

@@ -9,7 +9,8 @@
 // GEMM tiles run the very same per-output sequence as vec_dot (vec_dot IS the 1x1 tile),
 // so C equals vec_dot bitwise whatever the tile shape or batch size.
 //
-// Before including, define POCKET_X86_VNNI (0/1) and POCKET_X86_ZMM (0/1).
+// Before including, define POCKET_X86_VNNI (0/1) and POCKET_X86_ZMM (0/1). VNNI without ZMM
+// is AVX-VNNI (the VEX form on ymm: Alder Lake and later Intel client cores, Zen 5).
 #include "kernels/blocks.hpp"
 #include "kernels/float16.hpp"
 #include "kernels/iq_grids.hpp"
@@ -37,12 +38,30 @@ inline float half_f32(uint16_t h) { return _cvtsh_ss(h); }
 
 // ---------------------------------------------------------------- integer helpers
 
+#if POCKET_X86_VNNI
+// vpdpbusd / vpdpwssd on ymm: AVX-512 VL's encoding, or AVX-VNNI's (same results).
+inline __m256i dpbusd(__m256i acc, __m256i u, __m256i s) {
+#if POCKET_X86_ZMM
+    return _mm256_dpbusd_epi32(acc, u, s);
+#else
+    return _mm256_dpbusd_avx_epi32(acc, u, s);
+#endif
+}
+inline __m256i dpwssd(__m256i acc, __m256i a, __m256i b) {
+#if POCKET_X86_ZMM
+    return _mm256_dpwssd_epi32(acc, a, b);
+#else
+    return _mm256_dpwssd_avx_epi32(acc, a, b);
+#endif
+}
+#endif
+
 // Dot of 32 signed weights with 32 signed activations, as 8 int32 partial sums.
 inline __m256i dot_s8(__m256i w, __m256i y) {
     const __m256i aw = _mm256_sign_epi8(w, w);  // |w| as unsigned bytes
     const __m256i sy = _mm256_sign_epi8(y, w);  // y with w's sign
 #if POCKET_X86_VNNI
-    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), aw, sy);
+    return dpbusd(_mm256_setzero_si256(), aw, sy);
 #else
     return _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sy), _mm256_set1_epi16(1));
 #endif
@@ -51,7 +70,7 @@ inline __m256i dot_s8(__m256i w, __m256i y) {
 // Same for unsigned weights (0..31).
 inline __m256i dot_u8(__m256i w, __m256i y) {
 #if POCKET_X86_VNNI
-    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, y);
+    return dpbusd(_mm256_setzero_si256(), w, y);
 #else
     return _mm256_madd_epi16(_mm256_maddubs_epi16(w, y), _mm256_set1_epi16(1));
 #endif
@@ -376,7 +395,7 @@ void float_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t
 // acc += a * b as int16 pairs summed into int32 lanes (one instruction with VNNI).
 inline __m256i madd_add(__m256i acc, __m256i a, __m256i b) {
 #if POCKET_X86_VNNI
-    return _mm256_dpwssd_epi32(acc, a, b);
+    return dpwssd(acc, a, b);
 #else
     return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
 #endif
@@ -780,8 +799,8 @@ inline __m256i q4_0x8_sums_from(const Q4_0x8Levels& L, const block_q8_0& y, __m2
 #if POCKET_X86_VNNI
     __m256i P = init;
     for (int k = 0; k < 4; ++k) {
-        P = _mm256_dpbusd_epi32(P, L.lo[k], broadcast4(y.qs + 4 * k));
-        P = _mm256_dpbusd_epi32(P, L.hi[k], broadcast4(y.qs + 16 + 4 * k));
+        P = dpbusd(P, L.lo[k], broadcast4(y.qs + 4 * k));
+        P = dpbusd(P, L.hi[k], broadcast4(y.qs + 16 + 4 * k));
     }
     return P;
 #else
@@ -847,7 +866,7 @@ struct Q8_0x8P {
     static __m256i sums_from(const Levels& L, const block_q8_0& y, __m256i init) {
         __m256i P = init;
 #if POCKET_X86_VNNI
-        for (int k = 0; k < 8; ++k) P = _mm256_dpbusd_epi32(P, L.q[k], broadcast4(y.qs + 4 * k));
+        for (int k = 0; k < 8; ++k) P = dpbusd(P, L.q[k], broadcast4(y.qs + 4 * k));
 #else
         for (int k = 0; k < 8; ++k) P = _mm256_add_epi32(P, dot_s8(L.q[k], broadcast4(y.qs + 4 * k)));
 #endif
@@ -1215,7 +1234,7 @@ struct Rows8 {
     // acc + sum of four u8 x s8 products per lane
     static I dot4(I acc, I u, I s) {
 #if POCKET_X86_VNNI
-        return _mm256_dpbusd_epi32(acc, u, s);
+        return dpbusd(acc, u, s);
 #else
         return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
 #endif

@@ -137,7 +137,7 @@ TEST(Dispatch, SimdTablesReplaceTheScalarKernelsTheyShould) {
                                   GgmlType::Q4_K,    GgmlType::Q5_K,   GgmlType::Q6_K,  GgmlType::MXFP4,
                                   GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S, GgmlType::IQ3_XXS,
                                   GgmlType::IQ3_S,   GgmlType::IQ1_S,  GgmlType::IQ1_M};
-    for (Isa isa : {Isa::avx2, Isa::avx512, Isa::neon}) {
+    for (Isa isa : {Isa::avx2, Isa::avxvnni, Isa::avx512, Isa::neon}) {
         if (!isa_supported(isa)) continue;
         set_active_isa(isa);
         auto check = [&](const auto& list) {
@@ -147,6 +147,16 @@ TEST(Dispatch, SimdTablesReplaceTheScalarKernelsTheyShould) {
         };
         if (isa == Isa::neon) check(neon_simd);
         else check(x86_simd);
+    }
+    // AVX-VNNI has its own build of every x86 kernel (its integer dots are vpdpbusd), not AVX2's.
+    if (isa_supported(Isa::avxvnni)) {
+        set_active_isa(Isa::avx2);
+        VecDotFn avx2_dot[64] = {};
+        for (GgmlType t : x86_simd) avx2_dot[static_cast<int>(t)] = type_kernels(t)->vec_dot;
+        set_active_isa(Isa::avxvnni);
+        for (GgmlType t : x86_simd)
+            EXPECT_NE(type_kernels(t)->vec_dot, avx2_dot[static_cast<int>(t)]) << test::type_name(t) << ": avxvnni runs the avx2 kernel";
+        EXPECT_NE(repack_kernels(GgmlType::Q4_0)->gemm, nullptr);
     }
 }
 

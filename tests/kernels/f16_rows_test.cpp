@@ -64,7 +64,7 @@ TEST_P(F16Rows, QuantizeAsScalarAtEveryRoundingBoundary) {
                                                                      << std::bit_cast<uint32_t>(x[i]) << ")";
 }
 
-INSTANTIATE_TEST_SUITE_P(AllIsas, F16Rows, ::testing::Values(Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon),
+INSTANTIATE_TEST_SUITE_P(AllIsas, F16Rows, ::testing::Values(Isa::scalar, Isa::avx2, Isa::avxvnni, Isa::avx512, Isa::neon),
                          [](const ::testing::TestParamInfo<Isa>& p) { return std::string(isa_name(p.param)); });
 
 }  // namespace

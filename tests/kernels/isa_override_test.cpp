@@ -12,7 +12,7 @@ namespace pocket::kernels {
 namespace {
 
 Isa best_supported() {
-    for (Isa i : {Isa::avx512, Isa::avx2, Isa::neon})
+    for (Isa i : {Isa::avx512, Isa::avxvnni, Isa::avx2, Isa::neon})
         if (isa_supported(i)) return i;
     return Isa::scalar;
 }
@@ -23,7 +23,7 @@ TEST(IsaOverride, EnvironmentChoosesTheIsa) {
         EXPECT_EQ(active_isa(), best_supported()) << "default should be the best supported ISA";
         return;
     }
-    for (Isa i : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon}) {
+    for (Isa i : {Isa::scalar, Isa::avx2, Isa::avxvnni, Isa::avx512, Isa::neon}) {
         if (std::string_view(env) == isa_name(i)) {
             if (!isa_supported(i)) {
                 EXPECT_EQ(active_isa(), best_supported()) << env << " is unsupported here: expected the fallback";

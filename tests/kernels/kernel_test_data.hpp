@@ -30,7 +30,7 @@ uint32_t block_size(GgmlType t);
 const char* type_name(GgmlType t);
 
 // Every ISA with a name, supported or not (tests skip the ones this CPU lacks).
-inline constexpr Isa kAllIsas[] = {Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon};
+inline constexpr Isa kAllIsas[] = {Isa::scalar, Isa::avx2, Isa::avxvnni, Isa::avx512, Isa::neon};
 
 // Restores the active ISA when a test ends.
 struct IsaGuard {

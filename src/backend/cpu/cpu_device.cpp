@@ -66,7 +66,7 @@ public:
 // Whether the CPU repacks `w`: a 2-D matrix of a type with a SIMD row-interleaved kernel.
 const kernels::RepackKernels* repack_for(const Tensor& w) {
     const kernels::Isa isa = kernels::active_isa();
-    if (isa != kernels::Isa::avx2 && isa != kernels::Isa::avx512) return nullptr;  // the scalar path gains nothing
+    if (isa != kernels::Isa::avx2 && isa != kernels::Isa::avxvnni && isa != kernels::Isa::avx512) return nullptr;  // the scalar path gains nothing
     if (w.ne[2] != 1 || w.ne[3] != 1 || !w.data) return nullptr;
     const kernels::RepackKernels* rk = kernels::repack_kernels(w.type);
     return rk && w.ne[1] % rk->rows_per_group == 0 ? rk : nullptr;
