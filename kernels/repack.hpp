@@ -9,6 +9,11 @@
 #include "kernels/blocks.hpp"
 #include "kernels/kernels.hpp"
 
+#include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace pocket::kernels {
 
 inline constexpr int kQ4_0x8Rows = 8;
@@ -32,6 +37,52 @@ void interleave_rows(const void* w, size_t w_stride, int64_t rows, int64_t block
             for (int r = 0; r < kQ4_0x8Rows; ++r)
                 place(dst[g * blocks_per_row + b],
                       reinterpret_cast<const In*>(base + w_stride * static_cast<size_t>(g * kQ4_0x8Rows + r))[b], r);
+}
+
+// out[4 k + r] = dword k of row r, for Dwords dwords of 8 rows: the qs of a Q4_0 / Q8_0
+// record. With SSE2 (every x86-64) in 4 x 4 dword transposes: the load-time repack of a
+// 1 GB Q8_0 file spent most of its time here one dword at a time.
+template <int Dwords>
+inline void transpose_dwords(const uint8_t* const src[kQ4_0x8Rows], uint8_t* out) {
+#if defined(__SSE2__)
+    for (int k0 = 0; k0 < Dwords; k0 += 4) {
+        for (int r0 = 0; r0 < kQ4_0x8Rows; r0 += 4) {
+            __m128i a[4];
+            for (int i = 0; i < 4; ++i) a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[r0 + i] + 4 * k0));
+            const __m128i t0 = _mm_unpacklo_epi32(a[0], a[1]), t1 = _mm_unpacklo_epi32(a[2], a[3]);
+            const __m128i t2 = _mm_unpackhi_epi32(a[0], a[1]), t3 = _mm_unpackhi_epi32(a[2], a[3]);
+            const __m128i col[4] = {_mm_unpacklo_epi64(t0, t1), _mm_unpackhi_epi64(t0, t1), _mm_unpacklo_epi64(t2, t3),
+                                    _mm_unpackhi_epi64(t2, t3)};
+            for (int i = 0; i < 4; ++i)
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 4 * (kQ4_0x8Rows * (k0 + i) + r0)), col[i]);
+        }
+    }
+#else
+    for (int k = 0; k < Dwords; ++k)
+        for (int r = 0; r < kQ4_0x8Rows; ++r) std::memcpy(out + 4 * (kQ4_0x8Rows * k + r), src[r] + 4 * k, 4);
+#endif
+}
+
+// The walk of the Q4_0 / Q8_0 packs: each record takes the eight rows' scales, then their
+// qs transposed by dwords.
+template <class In, class Out>
+void interleave_dword_rows(const void* w, size_t w_stride, int64_t rows, int64_t blocks_per_row, Out* dst) {
+    static_assert(sizeof(Out::qs) == kQ4_0x8Rows * sizeof(In::qs) && sizeof(In::qs) % 16 == 0);
+    const auto* base = static_cast<const uint8_t*>(w);
+    for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g) {
+        const In* row[kQ4_0x8Rows];
+        for (int r = 0; r < kQ4_0x8Rows; ++r)
+            row[r] = reinterpret_cast<const In*>(base + w_stride * static_cast<size_t>(g * kQ4_0x8Rows + r));
+        for (int64_t b = 0; b < blocks_per_row; ++b) {
+            Out& out = dst[g * blocks_per_row + b];
+            const uint8_t* src[kQ4_0x8Rows];
+            for (int r = 0; r < kQ4_0x8Rows; ++r) {
+                out.d[r] = row[r][b].d;
+                src[r] = reinterpret_cast<const uint8_t*>(row[r][b].qs);
+            }
+            transpose_dwords<sizeof(In::qs) / 4>(src, reinterpret_cast<uint8_t*>(out.qs));
+        }
+    }
 }
 
 size_t q4_0x8_packed_bytes(int64_t rows, int64_t n);

@@ -13,11 +13,7 @@ size_t q4_0x8_packed_bytes(int64_t rows, int64_t n) {
 }
 
 void q4_0x8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst) {
-    interleave_rows<block_q4_0>(w, w_stride, rows, n / kQK, static_cast<block_q4_0x8*>(dst),
-                                [](block_q4_0x8& out, const block_q4_0& in, int r) {
-                                    out.d[r] = in.d;
-                                    for (int k = 0; k < kQK / 8; ++k) std::memcpy(out.qs[k][r], in.qs + 4 * k, 4);
-                                });
+    interleave_dword_rows<block_q4_0>(w, w_stride, rows, n / kQK, static_cast<block_q4_0x8*>(dst));
 }
 
 void q4_0x8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
