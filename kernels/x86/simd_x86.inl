@@ -1021,7 +1021,7 @@ void packed32_tile(int64_t b0, int64_t b1, const typename P::Block* x0, const ty
     }
 }
 
-// Blocks per K chunk: a group's records of one chunk (at most kChunkBytes) stay in L1 while
+// Blocks per K chunk: a group's records of one chunk (about kChunkBytes) stay in L1 while
 // every column tile of the block passes over them; without chunks a long row (ffn_down of a
 // 7B, n = 11008: 99 KB per 16 rows) was re-read from L2 by each tile. The chunks are about
 // equal (multiples of 8 blocks): a short last one would leave the lanes one block each.
@@ -1030,7 +1030,7 @@ template <class V, class P>
 int64_t chunk_blocks(int64_t nb) {
     constexpr int64_t per = V::kRows / kQ4_0x8Rows;
     const int64_t most = std::max<int64_t>(8, static_cast<int64_t>(kChunkBytes / (per * sizeof(typename P::Block))));
-    const int64_t chunks = (nb + most - 1) / most;
+    const int64_t chunks = std::max<int64_t>(1, (nb + most - 1) / most);
     return ((nb + chunks - 1) / chunks + 7) / 8 * 8;
 }
 
@@ -1078,6 +1078,10 @@ void packed32_gemm(int64_t n, const void* packed, int64_t rows, const void* va, 
     const auto* p = static_cast<const Block*>(packed);
     const auto* a = static_cast<const uint8_t*>(va);
     const int64_t groups = rows / kQ4_0x8Rows;
+    if (nb == 0) {  // empty rows: every dot is 0, as vec_dot gives
+        for (int64_t j = 0; j < m; ++j) std::fill_n(c + cs * static_cast<size_t>(j), rows, 0.f);
+        return;
+    }
     // Per column: its blocks and their ActBlock row. Grown once per thread, then reused.
     thread_local std::vector<ActBlock> infos;
     thread_local std::vector<const block_q8_0*> ys;

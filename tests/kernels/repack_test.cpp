@@ -49,7 +49,7 @@ TEST_P(Repack, GemmBitwiseEqualToVecDot) {
         std::sort(sorted_b.begin(), sorted_b.end());
         EXPECT_EQ(sorted_a, sorted_b);
 
-        for (int64_t m : {1, 2, 3, 5, 7, 13}) {  // every column tile width, with tails
+        for (int64_t m : {1, 2, 3, 4, 5, 7, 10, 13}) {  // every column tile width, every tail width
             const size_t cs = kRows + 2;
             std::vector<float> out(cs * static_cast<size_t>(m), -7.f);
             // the second group alone, as a thread handling rows 8..15 would call it
