@@ -1,7 +1,8 @@
 // The CPU device: host buffers, CPU backends, and the weights it holds for a model. At load,
 // the matrices of a type with a faster row-interleaved kernel on this CPU (Q4_0, Q8_0, Q4_K
-// on AVX2 / AVX-VNNI / AVX-512) are repacked into a buffer whose layout only the CPU's mul_mat reads, and (with
-// copy_mapped) the other matrices are copied out of the mapped file into huge-page memory.
+// on AVX2 / AVX-VNNI / AVX-512) are repacked into a buffer whose layout only the CPU's
+// mul_mat reads, and (with copy_mapped) the other matrices are copied out of the mapped file
+// into huge-page memory.
 #include "backend/cpu/cpu_device.hpp"
 
 #include "kernels/kernels.hpp"
@@ -66,7 +67,8 @@ public:
 // Whether the CPU repacks `w`: a 2-D matrix of a type with a SIMD row-interleaved kernel.
 const kernels::RepackKernels* repack_for(const Tensor& w) {
     const kernels::Isa isa = kernels::active_isa();
-    if (isa != kernels::Isa::avx2 && isa != kernels::Isa::avxvnni && isa != kernels::Isa::avx512) return nullptr;  // the scalar path gains nothing
+    // The x86 SIMD ISAs have the interleaved kernels; the scalar (and NEON) path gains nothing.
+    if (isa != kernels::Isa::avx2 && isa != kernels::Isa::avxvnni && isa != kernels::Isa::avx512) return nullptr;
     if (w.ne[2] != 1 || w.ne[3] != 1 || !w.data) return nullptr;
     const kernels::RepackKernels* rk = kernels::repack_kernels(w.type);
     return rk && w.ne[1] % rk->rows_per_group == 0 ? rk : nullptr;
