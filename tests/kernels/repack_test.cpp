@@ -30,8 +30,10 @@ TEST_P(Repack, GemmBitwiseEqualToVecDot) {
     const TypeKernels* k = type_kernels(type);
     // Q4_K: one to nine super-blocks; the 32-blocks: odd counts and rows long enough to be
     // walked in two or three K chunks (4128 with 16-row tiles, 5504 with 8-row tiles too).
-    const std::vector<int64_t> lengths =
-        type == GgmlType::Q4_K ? std::vector<int64_t>{256, 512, 2304} : std::vector<int64_t>{32, 224, 288, 4128, 5504};
+    // The longest rows make the columns' activations outgrow one 512 KiB column block (12
+    // columns fit), so m = 13 spans two blocks.
+    const std::vector<int64_t> lengths = type == GgmlType::Q4_K ? std::vector<int64_t>{256, 512, 2304, 35584}
+                                                                : std::vector<int64_t>{32, 224, 288, 4128, 5504, 38016};
     for (int64_t n : lengths) {
         constexpr int64_t kRows = 24, kM = 13;
         const auto d = test::make_dot_rows(type, c, n, kRows, kM, 5);
