@@ -519,6 +519,31 @@ struct K6 {
     static __m256i isum(const Prep& p, const block_q8_K& y) {
         return _mm256_sub_epi32(p.lv.dot(y), _mm256_madd_epi16(p.scales32, load32(y.bsums)));
     }
+#if !POCKET_X86_ZMM
+    // Decoding (one column) on ymm: the same sums, each 32-level vector multiplied as soon as
+    // it is built rather than kept in a Prep (16 vectors: more than the registers).
+    static __m256i isum1(const W& b, const block_q8_K& y) {
+        const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3);
+        const __m256i scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
+        const __m256i halves[2] = {_mm256_permute2x128_si256(scales, scales, 0x00), _mm256_permute2x128_si256(scales, scales, 0x11)};
+        __m256i s = _mm256_setzero_si256();
+        for (int h = 0; h < 2; ++h) {
+            const __m256i l0 = load32(b.ql + 64 * h), l1 = load32(b.ql + 64 * h + 32), qh = load32(b.qh + 32 * h);
+            const __m256i lows[4] = {_mm256_and_si256(l0, m4), _mm256_and_si256(l1, m4),
+                                     _mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+                                     _mm256_and_si256(_mm256_srli_epi16(l1, 4), m4)};
+            for (int quarter = 0; quarter < 4; ++quarter) {
+                const int k = 4 * h + quarter, e = 4 * quarter;  // e: byte offset of int16 scale 2k in its half
+                const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * quarter), m2);
+                const __m256i q = _mm256_or_si256(lows[quarter], _mm256_slli_epi16(high, 4));
+                const __m256i scale = _mm256_shuffle_epi8(halves[h], _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(((e + 3) << 8) | (e + 2))),
+                                                                                     _mm_set1_epi16(static_cast<short>(((e + 1) << 8) | e))));
+                s = madd_add(s, _mm256_maddubs_epi16(q, load32(y.qs + 32 * k)), scale);
+            }
+        }
+        return _mm256_sub_epi32(s, _mm256_madd_epi16(_mm256_slli_epi16(scales, 5), load32(y.bsums)));
+    }
+#endif
 };
 
 // Two 16-element groups' scales as int16 lanes: 8 of `a` (low 128 bits), 8 of `b`.
@@ -656,6 +681,13 @@ void kquant_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_
         }
         for (int r = 0; r < R; ++r) {
             const W& b = reinterpret_cast<const W*>(w + ws * r)[i];
+            if constexpr (C == 1 && requires { K::isum1(b, *y[0]); }) {  // decoding, without a Prep
+                static_assert(!K::kMins, "isum1 covers types without mins");
+                const __m128 xd = _mm_set1_ps(half_f32(kquant_d_bits<K>(b)));
+                const __m256i is[4] = {K::isum1(b, *y[0])};
+                acc[r][0] = _mm_fmadd_ps(_mm_mul_ps(_mm_load_ps(yd), xd), _mm_cvtepi32_ps(column_sums<1>(is)), acc[r][0]);
+                continue;
+            }
             typename K::Prep prep;
             K::prep(b, prep);
             const __m128 xd = _mm_set1_ps(half_f32(kquant_d_bits<K>(b)));
