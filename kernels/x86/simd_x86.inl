@@ -481,6 +481,34 @@ struct K45 {
     static __m256i isum(const Prep& p, const block_q8_K& y) { return p.lv.dot(y); }
     // sum_j mins[j] * (bsums[2j] + bsums[2j+1])
     static __m256i summ(const Prep& p, const block_q8_K& y) { return _mm256_madd_epi16(p.mins, load32(y.bsums)); }
+#if !POCKET_X86_ZMM
+    // Decoding (one column) on ymm: isum and summ as above, each level vector multiplied as
+    // soon as it is built rather than kept in a Prep.
+    static void sums1(const W& b, const block_q8_K& y, __m256i& isum_out, __m256i& summ_out) {
+        const __m128i sm = scales_and_mins(b.scales);
+        const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+        const __m256i m32 = _mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8));
+        summ_out = _mm256_madd_epi16(_mm256_or_si256(m32, _mm256_slli_epi32(m32, 16)), load32(y.bsums));
+        const __m256i m4 = _mm256_set1_epi8(0x0F);
+        __m256i hbits = _mm256_setzero_si256();
+        if constexpr (kQ5) hbits = load32(b.qh);
+        __m256i s = _mm256_setzero_si256();
+        for (int ch = 0; ch < 4; ++ch) {
+            const __m256i q = load32(b.qs + 32 * ch);
+            __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            if constexpr (kQ5) {
+                const __m256i one = _mm256_set1_epi8(1);
+                lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hbits, 2 * ch), one), 4));
+                hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hbits, 2 * ch + 1), one), 4));
+            }
+            const __m256i s_lo = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<short>(((4 * ch + 1) << 8) | (4 * ch))));
+            const __m256i s_hi = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<short>(((4 * ch + 3) << 8) | (4 * ch + 2))));
+            s = madd_add(s, _mm256_maddubs_epi16(lo, load32(y.qs + 64 * ch)), s_lo);
+            s = madd_add(s, _mm256_maddubs_epi16(hi, load32(y.qs + 64 * ch + 32)), s_hi);
+        }
+        isum_out = s;
+    }
+#endif
 };
 
 struct K6 {
@@ -686,6 +714,16 @@ void kquant_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_
                 const __m128 xd = _mm_set1_ps(half_f32(kquant_d_bits<K>(b)));
                 const __m256i is[4] = {K::isum1(b, *y[0])};
                 acc[r][0] = _mm_fmadd_ps(_mm_mul_ps(_mm_load_ps(yd), xd), _mm_cvtepi32_ps(column_sums<1>(is)), acc[r][0]);
+                continue;
+            }
+            if constexpr (C == 1 && requires(__m256i v) { K::sums1(b, *y[0], v, v); }) {  // the same, with mins
+                const __m128 xd = _mm_set1_ps(half_f32(kquant_d_bits<K>(b)));
+                __m256i is[4] = {}, sm[4] = {};
+                K::sums1(b, *y[0], is[0], sm[0]);
+                const __m128 yd4 = _mm_load_ps(yd);
+                acc[r][0] = _mm_fmadd_ps(_mm_mul_ps(yd4, xd), _mm_cvtepi32_ps(column_sums<1>(is)), acc[r][0]);
+                const __m128 dmin = _mm_mul_ps(yd4, _mm_set1_ps(half_f32(b.dmin)));
+                acc[r][0] = _mm_fnmadd_ps(dmin, _mm_cvtepi32_ps(column_sums<1>(sm)), acc[r][0]);
                 continue;
             }
             typename K::Prep prep;
