@@ -452,29 +452,38 @@ struct K45 {
         const uint32_t m_hi = ((u[2] >> 4) & low4) | (((u[1] >> 6) & top2) << 4);  // s[j+4] >> 4 | s[j] >> 6 << 4
         return _mm_setr_epi32(static_cast<int>(sc_lo), static_cast<int>(sc_hi), static_cast<int>(m_lo), static_cast<int>(m_hi));
     }
+    static __m256i scales16(__m128i sm) { return _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm)); }  // both halves
+    static __m256i min_pairs(__m128i sm) {  // min j in int16 lanes 2j and 2j+1
+        const __m256i m32 = _mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8));
+        return _mm256_or_si256(m32, _mm256_slli_epi32(m32, 16));
+    }
+    // int16 element j (sub-block j's scale) of sc16, in every lane
+    static __m256i scale_of(__m256i sc16, int j) {
+        return _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<short>(((2 * j + 1) << 8) | (2 * j))));
+    }
+    static __m256i high_bits(const W& b) {
+        if constexpr (kQ5) return load32(b.qh);
+        else return _mm256_setzero_si256();
+    }
+    // 64-element chunk ch: the levels of sub-blocks 2ch (lo) and 2ch+1 (hi)
+    static void chunk_levels(const W& b, __m256i hbits, int ch, __m256i& lo, __m256i& hi) {
+        const __m256i q = load32(b.qs + 32 * ch);
+        lo = _mm256_and_si256(q, _mm256_set1_epi8(0x0F));
+        hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), _mm256_set1_epi8(0x0F));
+        if constexpr (kQ5) {
+            const __m256i one = _mm256_set1_epi8(1);
+            lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hbits, 2 * ch), one), 4));
+            hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hbits, 2 * ch + 1), one), 4));
+        }
+    }
     static void prep(const W& b, Prep& p) {
         const __m128i sm = scales_and_mins(b.scales);
-        const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));  // scales as int16, both halves
-        const __m256i m32 = _mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8));
-        p.mins = _mm256_or_si256(m32, _mm256_slli_epi32(m32, 16));
-        __m256i hbits = _mm256_setzero_si256();
-        if constexpr (kQ5) hbits = load32(b.qh);
+        const __m256i sc16 = scales16(sm), hbits = high_bits(b);
+        p.mins = min_pairs(sm);
         for (int ch = 0; ch < 4; ++ch) {
-            const __m256i q = load32(b.qs + 32 * ch);
-            __m256i& lo = p.lv.q[2 * ch];
-            __m256i& hi = p.lv.q[2 * ch + 1];
-            lo = _mm256_and_si256(q, _mm256_set1_epi8(0x0F));
-            hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), _mm256_set1_epi8(0x0F));
-            if constexpr (kQ5) {
-                const __m256i one = _mm256_set1_epi8(1);
-                const __m256i b_lo = _mm256_and_si256(_mm256_srli_epi16(hbits, 2 * ch), one);
-                const __m256i b_hi = _mm256_and_si256(_mm256_srli_epi16(hbits, 2 * ch + 1), one);
-                lo = _mm256_or_si256(lo, _mm256_slli_epi16(b_lo, 4));
-                hi = _mm256_or_si256(hi, _mm256_slli_epi16(b_hi, 4));
-            }
-            // int16 element 2ch (low levels) and 2ch+1 (high levels), in every lane
-            p.lv.scale[2 * ch] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<short>(((4 * ch + 1) << 8) | (4 * ch))));
-            p.lv.scale[2 * ch + 1] = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<short>(((4 * ch + 3) << 8) | (4 * ch + 2))));
+            chunk_levels(b, hbits, ch, p.lv.q[2 * ch], p.lv.q[2 * ch + 1]);
+            p.lv.scale[2 * ch] = scale_of(sc16, 2 * ch);
+            p.lv.scale[2 * ch + 1] = scale_of(sc16, 2 * ch + 1);
         }
         p.lv.join();
     }
@@ -486,25 +495,14 @@ struct K45 {
     // soon as it is built rather than kept in a Prep.
     static void sums1(const W& b, const block_q8_K& y, __m256i& isum_out, __m256i& summ_out) {
         const __m128i sm = scales_and_mins(b.scales);
-        const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
-        const __m256i m32 = _mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8));
-        summ_out = _mm256_madd_epi16(_mm256_or_si256(m32, _mm256_slli_epi32(m32, 16)), load32(y.bsums));
-        const __m256i m4 = _mm256_set1_epi8(0x0F);
-        __m256i hbits = _mm256_setzero_si256();
-        if constexpr (kQ5) hbits = load32(b.qh);
+        const __m256i sc16 = scales16(sm), hbits = high_bits(b);
+        summ_out = _mm256_madd_epi16(min_pairs(sm), load32(y.bsums));
         __m256i s = _mm256_setzero_si256();
         for (int ch = 0; ch < 4; ++ch) {
-            const __m256i q = load32(b.qs + 32 * ch);
-            __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-            if constexpr (kQ5) {
-                const __m256i one = _mm256_set1_epi8(1);
-                lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hbits, 2 * ch), one), 4));
-                hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hbits, 2 * ch + 1), one), 4));
-            }
-            const __m256i s_lo = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<short>(((4 * ch + 1) << 8) | (4 * ch))));
-            const __m256i s_hi = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<short>(((4 * ch + 3) << 8) | (4 * ch + 2))));
-            s = madd_add(s, _mm256_maddubs_epi16(lo, load32(y.qs + 64 * ch)), s_lo);
-            s = madd_add(s, _mm256_maddubs_epi16(hi, load32(y.qs + 64 * ch + 32)), s_hi);
+            __m256i lo, hi;
+            chunk_levels(b, hbits, ch, lo, hi);
+            s = madd_add(s, _mm256_maddubs_epi16(lo, load32(y.qs + 64 * ch)), scale_of(sc16, 2 * ch));
+            s = madd_add(s, _mm256_maddubs_epi16(hi, load32(y.qs + 64 * ch + 32)), scale_of(sc16, 2 * ch + 1));
         }
         isum_out = s;
     }
@@ -518,29 +516,32 @@ struct K6 {
         ScaledLevels lv;   // levels 0..63; int16 scales: 8 lanes of scale 2k, then 8 of scale 2k+1
         __m256i scales32;  // the 16 scales as int16 times 32, for the -32 offset through bsums
     };
-    static void prep(const W& b, Prep& p) {
+    // Half h (128 elements): the levels of its quarters (32 elements each) into q[0..3]
+    static void half_levels(const W& b, int h, __m256i* q) {
         const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3);
-        for (int h = 0; h < 2; ++h) {
-            const __m256i l0 = load32(b.ql + 64 * h), l1 = load32(b.ql + 64 * h + 32), qh = load32(b.qh + 32 * h);
-            const __m256i lows[4] = {_mm256_and_si256(l0, m4), _mm256_and_si256(l1, m4),
-                                     _mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
-                                     _mm256_and_si256(_mm256_srli_epi16(l1, 4), m4)};
-            for (int quarter = 0; quarter < 4; ++quarter) {
-                const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * quarter), m2);
-                p.lv.q[4 * h + quarter] = _mm256_or_si256(lows[quarter], _mm256_slli_epi16(high, 4));
-            }
+        const __m256i l0 = load32(b.ql + 64 * h), l1 = load32(b.ql + 64 * h + 32), qh = load32(b.qh + 32 * h);
+        const __m256i lows[4] = {_mm256_and_si256(l0, m4), _mm256_and_si256(l1, m4),
+                                 _mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+                                 _mm256_and_si256(_mm256_srli_epi16(l1, 4), m4)};
+        for (int quarter = 0; quarter < 4; ++quarter) {
+            const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * quarter), m2);
+            q[quarter] = _mm256_or_si256(lows[quarter], _mm256_slli_epi16(high, 4));
         }
-        const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
-        const __m256i scales = _mm256_cvtepi8_epi16(sc8);
+    }
+    static __m256i scales16(const W& b) { return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales))); }
+    // Level vector k's scales: 8 int16 lanes of scale 2k, then 8 of scale 2k+1
+    static __m256i scale_of(__m256i scales, int k) {
+        const __m256i group = k < 4 ? _mm256_permute2x128_si256(scales, scales, 0x00)   // scales 0..7 in both halves
+                                    : _mm256_permute2x128_si256(scales, scales, 0x11);  // scales 8..15 in both halves
+        const int e = 4 * (k % 4);  // byte offset of int16 scale 2k within its group of eight
+        return _mm256_shuffle_epi8(group, _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(((e + 3) << 8) | (e + 2))),
+                                                           _mm_set1_epi16(static_cast<short>(((e + 1) << 8) | e))));
+    }
+    static void prep(const W& b, Prep& p) {
+        for (int h = 0; h < 2; ++h) half_levels(b, h, p.lv.q + 4 * h);
+        const __m256i scales = scales16(b);
         p.scales32 = _mm256_slli_epi16(scales, 5);  // |scale| <= 128: 32 * scale fits int16
-        const __m256i first8 = _mm256_permute2x128_si256(scales, scales, 0x00);  // scales 0..7 in both halves
-        const __m256i last8 = _mm256_permute2x128_si256(scales, scales, 0x11);   // scales 8..15 in both halves
-        for (int k = 0; k < 8; ++k) {
-            const int e = 4 * (k % 4);  // byte offset of int16 scale 2k within its group of eight
-            const __m256i pick = _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(((e + 3) << 8) | (e + 2))),
-                                                  _mm_set1_epi16(static_cast<short>(((e + 1) << 8) | e)));
-            p.lv.scale[k] = _mm256_shuffle_epi8(k < 4 ? first8 : last8, pick);
-        }
+        for (int k = 0; k < 8; ++k) p.lv.scale[k] = scale_of(scales, k);
         p.lv.join();
     }
     // (q - 32) * y summed with the scales = sum of scale * q * y - 32 * sum_g scale[g] * bsums[g], exactly
@@ -548,28 +549,21 @@ struct K6 {
         return _mm256_sub_epi32(p.lv.dot(y), _mm256_madd_epi16(p.scales32, load32(y.bsums)));
     }
 #if !POCKET_X86_ZMM
-    // Decoding (one column) on ymm: the same sums, each 32-level vector multiplied as soon as
-    // it is built rather than kept in a Prep (16 vectors: more than the registers).
-    static __m256i isum1(const W& b, const block_q8_K& y) {
-        const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3);
-        const __m256i scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
-        const __m256i halves[2] = {_mm256_permute2x128_si256(scales, scales, 0x00), _mm256_permute2x128_si256(scales, scales, 0x11)};
+    // Decoding (one column) on ymm: the same sums, each half's level vectors multiplied as soon
+    // as they are built rather than kept in a Prep (16 vectors: more than the registers). No
+    // mins: summ is left alone.
+    static void sums1(const W& b, const block_q8_K& y, __m256i& isum_out, __m256i&) {
+        const __m256i scales = scales16(b);
         __m256i s = _mm256_setzero_si256();
         for (int h = 0; h < 2; ++h) {
-            const __m256i l0 = load32(b.ql + 64 * h), l1 = load32(b.ql + 64 * h + 32), qh = load32(b.qh + 32 * h);
-            const __m256i lows[4] = {_mm256_and_si256(l0, m4), _mm256_and_si256(l1, m4),
-                                     _mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
-                                     _mm256_and_si256(_mm256_srli_epi16(l1, 4), m4)};
+            __m256i q[4];
+            half_levels(b, h, q);
             for (int quarter = 0; quarter < 4; ++quarter) {
-                const int k = 4 * h + quarter, e = 4 * quarter;  // e: byte offset of int16 scale 2k in its half
-                const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * quarter), m2);
-                const __m256i q = _mm256_or_si256(lows[quarter], _mm256_slli_epi16(high, 4));
-                const __m256i scale = _mm256_shuffle_epi8(halves[h], _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(((e + 3) << 8) | (e + 2))),
-                                                                                     _mm_set1_epi16(static_cast<short>(((e + 1) << 8) | e))));
-                s = madd_add(s, _mm256_maddubs_epi16(q, load32(y.qs + 32 * k)), scale);
+                const int k = 4 * h + quarter;
+                s = madd_add(s, _mm256_maddubs_epi16(q[quarter], load32(y.qs + 32 * k)), scale_of(scales, k));
             }
         }
-        return _mm256_sub_epi32(s, _mm256_madd_epi16(_mm256_slli_epi16(scales, 5), load32(y.bsums)));
+        isum_out = _mm256_sub_epi32(s, _mm256_madd_epi16(_mm256_slli_epi16(scales, 5), load32(y.bsums)));
     }
 #endif
 };
@@ -709,21 +703,16 @@ void kquant_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_
         }
         for (int r = 0; r < R; ++r) {
             const W& b = reinterpret_cast<const W*>(w + ws * r)[i];
-            if constexpr (C == 1 && requires { K::isum1(b, *y[0]); }) {  // decoding, without a Prep
-                static_assert(!K::kMins, "isum1 covers types without mins");
-                const __m128 xd = _mm_set1_ps(half_f32(kquant_d_bits<K>(b)));
-                const __m256i is[4] = {K::isum1(b, *y[0])};
-                acc[r][0] = _mm_fmadd_ps(_mm_mul_ps(_mm_load_ps(yd), xd), _mm_cvtepi32_ps(column_sums<1>(is)), acc[r][0]);
-                continue;
-            }
-            if constexpr (C == 1 && requires(__m256i v) { K::sums1(b, *y[0], v, v); }) {  // the same, with mins
+            if constexpr (C == 1 && requires(__m256i v) { K::sums1(b, *y[0], v, v); }) {  // decoding, without a Prep
                 const __m128 xd = _mm_set1_ps(half_f32(kquant_d_bits<K>(b)));
                 __m256i is[4] = {}, sm[4] = {};
                 K::sums1(b, *y[0], is[0], sm[0]);
                 const __m128 yd4 = _mm_load_ps(yd);
                 acc[r][0] = _mm_fmadd_ps(_mm_mul_ps(yd4, xd), _mm_cvtepi32_ps(column_sums<1>(is)), acc[r][0]);
-                const __m128 dmin = _mm_mul_ps(yd4, _mm_set1_ps(half_f32(b.dmin)));
-                acc[r][0] = _mm_fnmadd_ps(dmin, _mm_cvtepi32_ps(column_sums<1>(sm)), acc[r][0]);
+                if constexpr (K::kMins) {
+                    const __m128 dmin = _mm_mul_ps(yd4, _mm_set1_ps(half_f32(b.dmin)));
+                    acc[r][0] = _mm_fnmadd_ps(dmin, _mm_cvtepi32_ps(column_sums<1>(sm)), acc[r][0]);
+                }
                 continue;
             }
             typename K::Prep prep;
@@ -975,6 +964,17 @@ inline void prefetch_record(const R* r) { prefetch_bytes(r, sizeof(R)); }
 constexpr int64_t kQ4KPrefetch = 3;    // super-block records ahead (1152 bytes each)
 constexpr int64_t kBlockPrefetch = 16; // 32-block records ahead, fetched 8 at a time
 
+// Columns per block, a multiple of `tile`, so that a block's activations (row_bytes per
+// column) take about 512 KiB and stay in L2 (1 MiB on Zen 5) while every group of rows passes.
+inline int64_t columns_per_block(int64_t row_bytes, int64_t tile) {
+    const int64_t fit = (int64_t{512} << 10) / row_bytes;
+    return std::max<int64_t>(tile, fit / tile * tile);
+}
+// Empty rows (n = 0): every dot is 0, as vec_dot gives.
+inline void zero_columns(int64_t rows, int64_t m, float* c, size_t cs) {
+    for (int64_t j = 0; j < m; ++j) std::fill_n(c + cs * static_cast<size_t>(j), rows, 0.f);
+}
+
 // What every group of rows needs of activation block b of column j, computed once per call
 // (not once per group): -offset * sum(y), which turns the dots of the stored unsigned
 // levels into those of the signed ones, and y's scale as a float.
@@ -1148,10 +1148,7 @@ void packed32_gemm(int64_t n, const void* packed, int64_t rows, const void* va, 
     const auto* p = static_cast<const Block*>(packed);
     const auto* a = static_cast<const uint8_t*>(va);
     const int64_t groups = rows / kQ4_0x8Rows;
-    if (nb == 0) {  // empty rows: every dot is 0, as vec_dot gives
-        for (int64_t j = 0; j < m; ++j) std::fill_n(c + cs * static_cast<size_t>(j), rows, 0.f);
-        return;
-    }
+    if (nb == 0) return zero_columns(rows, m, c, cs);
     // Per column: its blocks and their ActBlock row. Grown once per thread, then reused.
     thread_local std::vector<ActBlock> infos;
     thread_local std::vector<const block_q8_0*> ys;
@@ -1175,8 +1172,7 @@ void packed32_gemm(int64_t n, const void* packed, int64_t rows, const void* va, 
     // Columns in blocks whose activations stay in L2 while every group of rows passes over
     // them. Tile widths as measured (pocket_kernels_bench gemm_repacked): 16 rows x 6 columns
     // in zmm registers, 8 x 4 in ymm.
-    const int64_t fit = (int64_t{512} << 10) / (nb * static_cast<int64_t>(sizeof(block_q8_0)));
-    const int64_t block_cols = std::max<int64_t>(12, fit / 12 * 12);  // whole 6- and 4-column tiles
+    const int64_t block_cols = columns_per_block(nb * static_cast<int64_t>(sizeof(block_q8_0)), 12);  // whole 6- and 4-column tiles
     for (int64_t j0 = 0; j0 < m; j0 += block_cols) {
         const int64_t j1 = std::min(m, j0 + block_cols);
 #if POCKET_X86_ZMM
@@ -1439,13 +1435,11 @@ void q4_Kx8_group(int64_t nb, const block_q4_Kx8* x0, const block_q4_Kx8* x1, co
     for (int j = 0; j < C; ++j) V::store(c + cs * j, acc[j]);
 }
 
-// Columns in blocks whose activations (about 512 KiB) stay in L2 while every group of rows
-// passes over them; within a block, tiles of C columns.
+// Columns in blocks (columns_per_block); within a block, tiles of C columns.
 template <class V, int C>
 void q4_Kx8_groups(int64_t nb, const block_q4_Kx8* p, int64_t g0, int64_t g1, const uint8_t* a, size_t as, int64_t m,
                    float* c, size_t cs) {
-    const int64_t fit = (int64_t{512} << 10) / (nb * static_cast<int64_t>(sizeof(block_q8_K)));
-    const int64_t block_cols = std::max<int64_t>(C, fit / C * C);
+    const int64_t block_cols = columns_per_block(nb * static_cast<int64_t>(sizeof(block_q8_K)), C);
     for (int64_t j0 = 0; j0 < m; j0 += block_cols) {
         const int64_t j1 = std::min(m, j0 + block_cols);
         for (int64_t g = g0; g < g1; g += V::kRecords) {
@@ -1464,10 +1458,7 @@ void q4_Kx8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, si
     const auto* p = static_cast<const block_q4_Kx8*>(packed);
     const auto* a = static_cast<const uint8_t*>(va);
     const int64_t groups = rows / kQ4_0x8Rows;
-    if (nb == 0) {  // empty rows: every dot is 0, as vec_dot gives
-        for (int64_t j = 0; j < m; ++j) std::fill_n(c + cs * static_cast<size_t>(j), rows, 0.f);
-        return;
-    }
+    if (nb == 0) return zero_columns(rows, m, c, cs);
     int64_t g = 0;
 #if POCKET_X86_ZMM
     if (m > 1) {  // decoding: 8 rows (one stream) measured faster
