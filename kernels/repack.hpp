@@ -123,6 +123,25 @@ void q4_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* 
 void q4_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
                         size_t c_stride);
 
+// The row-interleaved Q6_K layout: eight rows' super-blocks i in one 1680-byte record, the
+// same bytes as the eight blocks, reordered. d of the eight rows; each row's 16 int8 scales as
+// four dwords, dword t of the eight rows together; then ql and qh in 4-byte chunks as for
+// Q4_K: ql[k][r] = row r's ql[4k..4k+3], qh[k][r] = row r's qh[4k..4k+3]. For half h and
+// l = 4c.., chunk ql[16h + c] holds quarters 0 (low nibbles) and 2 (high), ql[16h + 8 + c]
+// quarters 1 and 3, and qh[8h + c] the two high bits of all four (bits 2q, 2q+1).
+struct block_q6_Kx8 {
+    half d[kQ4_0x8Rows];
+    int8_t scales[kQKK / 64][kQ4_0x8Rows][4];
+    uint8_t ql[kQKK / 8][kQ4_0x8Rows][4];
+    uint8_t qh[kQKK / 16][kQ4_0x8Rows][4];
+};
+static_assert(sizeof(block_q6_Kx8) == kQ4_0x8Rows * sizeof(block_q6_K), "repacking must not change the size");
+
+size_t q6_Kx8_packed_bytes(int64_t rows, int64_t n);
+void q6_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst);
+void q6_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
+                        size_t c_stride);
+
 #if defined(POCKET_KERNELS_X86)
 PackedGemmFn q4_0x8_gemm_avx2();
 PackedGemmFn q4_0x8_gemm_avx512();
@@ -132,6 +151,9 @@ PackedGemmFn q8_0x8_gemm_avx512();
 PackedGemmFn q4_Kx8_gemm_avx512();
 PackedGemmFn q4_0x8_gemm_avxvnni();
 PackedGemmFn q4_Kx8_gemm_avxvnni();
+PackedGemmFn q6_Kx8_gemm_avx2();
+PackedGemmFn q6_Kx8_gemm_avx512();
+PackedGemmFn q6_Kx8_gemm_avxvnni();
 PackedGemmFn q8_0x8_gemm_avxvnni();
 #endif
 

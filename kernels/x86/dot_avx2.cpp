@@ -12,6 +12,7 @@ void fill_avx2(IsaTable& t) { fill_x86(t); }
 
 PackedGemmFn q4_0x8_gemm_avx2() { return q4_0x8_gemm; }
 PackedGemmFn q4_Kx8_gemm_avx2() { return q4_Kx8_gemm; }
+PackedGemmFn q6_Kx8_gemm_avx2() { return q6_Kx8_gemm; }
 PackedGemmFn q8_0x8_gemm_avx2() { return q8_0x8_gemm; }
 
 QuantizeRowFn quantize_q8_0_avx2() { return quantize_row_q8_0_simd; }

@@ -1290,8 +1290,8 @@ struct Rows8 {
     using I = __m256i;
     using F = __m256;
     static constexpr int kRecords = 1;
-    static I chunk(const block_q4_Kx8& x0, const block_q4_Kx8&, int k) { return load32(x0.qs[k]); }
-    static I dwords(const block_q4_Kx8& x0, const block_q4_Kx8&, int t) { return load32(x0.scales[t]); }
+    // 32 bytes of a record's 8 rows (p0); p1, the same bytes of a second record, is for Rows16
+    static I lanes(const void* p0, const void*) { return load32(p0); }
     static F halves(const half* h0, const half*) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h0))); }
     static I set1(int32_t v) { return _mm256_set1_epi32(v); }
     static I zero() { return _mm256_setzero_si256(); }
@@ -1299,7 +1299,12 @@ struct Rows8 {
     static I or_(I a, I b) { return _mm256_or_si256(a, b); }
     template <int S> static I srl(I a) { return _mm256_srli_epi32(a, S); }
     template <int S> static I sll(I a) { return _mm256_slli_epi32(a, S); }
+    template <int S> static I sra32(I a) { return _mm256_srai_epi32(a, S); }
+    template <int S> static I sra16(I a) { return _mm256_srai_epi16(a, S); }
+    static I shuffle(I a, I pattern) { return _mm256_shuffle_epi8(a, pattern); }
+    static I broadcast16(__m128i v) { return _mm256_broadcastsi128_si256(v); }
     static I add(I a, I b) { return _mm256_add_epi32(a, b); }
+    static I sub(I a, I b) { return _mm256_sub_epi32(a, b); }
     // Sums of u8 x s8 products over the eight chunks of a sub-block, then times its scale.
     // With VNNI: int32 lanes (vpdpbusd), scaled by a multiply. Without: int16 pairs from
     // maddubs added as they come (8 chunks x 2 x 15 x 128 <= 30720 fits int16: weights are
@@ -1312,11 +1317,21 @@ struct Rows8 {
         return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, s));
 #endif
     }
-    static I scaled(I sums, I scale) {
+    // dot4's sums times a scale in the form multiplier() gives: int32 with VNNI, else the
+    // scale in both int16 halves of each lane.
+    static constexpr int kInt16Sums = !POCKET_X86_VNNI;
+    static I scaled(I sums, I m) {
 #if POCKET_X86_VNNI
-        return _mm256_mullo_epi32(sums, scale);
+        return _mm256_mullo_epi32(sums, m);
 #else
-        return _mm256_madd_epi16(sums, _mm256_or_si256(scale, _mm256_slli_epi32(scale, 16)));
+        return _mm256_madd_epi16(sums, m);
+#endif
+    }
+    static I multiplier(I scale) {  // 0 <= scale < 2^15 in each int32 lane
+#if POCKET_X86_VNNI
+        return scale;
+#else
+        return _mm256_or_si256(scale, _mm256_slli_epi32(scale, 16));
 #endif
     }
     static I dot2(I acc, I a, I b) { return madd_add(acc, a, b); }  // acc + two int16 products per lane
@@ -1334,10 +1349,7 @@ struct Rows16 {
     using F = __m512;
     static constexpr int kRecords = 2;
     static I join(__m256i a, __m256i b) { return _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1); }
-    static I chunk(const block_q4_Kx8& x0, const block_q4_Kx8& x1, int k) { return join(load32(x0.qs[k]), load32(x1.qs[k])); }
-    static I dwords(const block_q4_Kx8& x0, const block_q4_Kx8& x1, int t) {
-        return join(load32(x0.scales[t]), load32(x1.scales[t]));
-    }
+    static I lanes(const void* p0, const void* p1) { return join(load32(p0), load32(p1)); }
     static F halves(const half* h0, const half* h1) {
         return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h0))),
                                                        _mm_loadu_si128(reinterpret_cast<const __m128i*>(h1)), 1));
@@ -1348,9 +1360,16 @@ struct Rows16 {
     static I or_(I a, I b) { return _mm512_or_si512(a, b); }
     template <int S> static I srl(I a) { return _mm512_srli_epi32(a, S); }
     template <int S> static I sll(I a) { return _mm512_slli_epi32(a, S); }
+    template <int S> static I sra32(I a) { return _mm512_srai_epi32(a, S); }
+    template <int S> static I sra16(I a) { return _mm512_srai_epi16(a, S); }
+    static I shuffle(I a, I pattern) { return _mm512_shuffle_epi8(a, pattern); }
+    static I broadcast16(__m128i v) { return _mm512_broadcast_i32x4(v); }
     static I add(I a, I b) { return _mm512_add_epi32(a, b); }
+    static I sub(I a, I b) { return _mm512_sub_epi32(a, b); }
     static I dot4(I acc, I u, I s) { return _mm512_dpbusd_epi32(acc, u, s); }
-    static I scaled(I sums, I scale) { return _mm512_mullo_epi32(sums, scale); }
+    static constexpr int kInt16Sums = 0;
+    static I scaled(I sums, I m) { return _mm512_mullo_epi32(sums, m); }
+    static I multiplier(I scale) { return scale; }
     static I dot2(I acc, I a, I b) { return _mm512_dpwssd_epi32(acc, a, b); }
     static F cvt(I a) { return _mm512_cvtepi32_ps(a); }
     static F set1f(float v) { return _mm512_set1_ps(v); }
@@ -1382,7 +1401,8 @@ void q4_Kx8_group(int64_t nb, const block_q4_Kx8* x0, const block_q4_Kx8* x1, co
         if (C == 1 && V::kRecords == 1 && b + kQ4KPrefetch < nb) prefetch_record(x0 + b + kQ4KPrefetch);
         // Each row's 12 scale bytes as three dwords -> scales 0..3, 4..7 and mins 0..3, 4..7
         // as bytes of one dword per row (the same values as k4_scale_min).
-        const I u0 = V::dwords(r0, r1, 0), u1 = V::dwords(r0, r1, 1), u2 = V::dwords(r0, r1, 2);
+        const I u0 = V::lanes(r0.scales[0], r1.scales[0]), u1 = V::lanes(r0.scales[1], r1.scales[1]),
+                u2 = V::lanes(r0.scales[2], r1.scales[2]);
         const I sc_lo = V::and_(u0, low6);
         const I sc_hi = V::or_(V::and_(u2, low4), V::template sll<4>(V::and_(V::template srl<6>(u0), top2)));
         const I mn_lo = V::and_(u1, low6);
@@ -1398,8 +1418,8 @@ void q4_Kx8_group(int64_t nb, const block_q4_Kx8* x0, const block_q4_Kx8* x1, co
         for (int j = 0; j < C; ++j) isum[j] = V::zero();
         for (int ch = 0; ch < 4; ++ch) {
             const I scl = ch < 2 ? sc_lo : sc_hi;  // scales 2ch and 2ch+1: bytes (2ch)%4 and +1
-            const I s_even = V::and_(ch % 2 ? V::template srl<16>(scl) : scl, byte0);
-            const I s_odd = V::and_(ch % 2 ? V::template srl<24>(scl) : V::template srl<8>(scl), byte0);
+            const I s_even = V::multiplier(V::and_(ch % 2 ? V::template srl<16>(scl) : scl, byte0));
+            const I s_odd = V::multiplier(V::and_(ch % 2 ? V::template srl<24>(scl) : V::template srl<8>(scl), byte0));
             // each chunk's nibbles are unpacked once and used by every column
             I d_lo[C], d_hi[C];
             for (int j = 0; j < C; ++j) d_lo[j] = d_hi[j] = V::zero();
@@ -1407,7 +1427,7 @@ void q4_Kx8_group(int64_t nb, const block_q4_Kx8* x0, const block_q4_Kx8* x1, co
 #pragma GCC unroll 2
 #endif
             for (int k = 0; k < 8; ++k) {
-                const I q = V::chunk(r0, r1, 8 * ch + k);
+                const I q = V::lanes(r0.qs[8 * ch + k], r1.qs[8 * ch + k]);
                 const I lo = V::and_(q, low4), hi = V::and_(V::template srl<4>(q), low4);
                 for (int j = 0; j < C; ++j) {
                     const int8_t* yq = y[j]->qs + 64 * ch + 4 * k;
@@ -1467,6 +1487,132 @@ void q4_Kx8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, si
     }
 #endif
     q4_Kx8_groups<Rows8, 4>(nb, p, g, groups, a, as, m, c, cs);
+}
+
+// ---------------------------------------------------------------- repacked Q6_K
+
+// Pattern for V::shuffle: in every dword, byte i of the result is byte b[i] of the same
+// dword (-1: zero). The shuffle indexes bytes of a 16-byte lane, so dword k adds 4k.
+template <class V>
+typename V::I dword_pattern(int b0, int b1, int b2, int b3) {
+    auto byte = [](int b, int k) { return static_cast<uint32_t>(b < 0 ? 0x80 : b + 4 * k); };
+    alignas(16) uint32_t lane[4];
+    for (int k = 0; k < 4; ++k) lane[k] = byte(b0, k) | byte(b1, k) << 8 | byte(b2, k) << 16 | byte(b3, k) << 24;
+    return V::broadcast16(_mm_load_si128(reinterpret_cast<const __m128i*>(lane)));
+}
+
+// 8 * V::kRecords interleaved Q6_K rows x C activation columns, as q4_Kx8_group: the exact
+// isum of the scalar reference per row and column, with the levels 0..63 stored unsigned
+// (sum scale * q * y) and the -32 offset through the activation's 16-element sums
+// (32 * sum scale * bsums), then one fused step per super-block.
+template <class V, int C>
+void q6_Kx8_group(int64_t nb, const block_q6_Kx8* x0, const block_q6_Kx8* x1, const uint8_t* a, size_t as, float* c,
+                  size_t cs) {
+    using I = typename V::I;
+    using F = typename V::F;
+    // Without VNNI two chunks' maddubs pairs are summed in int16: 2 x 2 x 63 x 128 = 32256.
+    constexpr int kChunksPerSum = V::kInt16Sums ? 2 : 4;
+    F acc[C];
+    for (int j = 0; j < C; ++j) acc[j] = V::zerof();
+    const I low4 = V::set1(0x0f0f0f0f), bits45 = V::set1(0x30303030);
+    for (int64_t b = 0; b < nb; ++b) {
+        const block_q6_Kx8& r0 = x0[b];
+        const block_q6_Kx8& r1 = x1[V::kRecords == 2 ? b : 0];
+        if (C == 1 && V::kRecords == 1 && b + kQ4KPrefetch < nb) prefetch_record(x0 + b + kQ4KPrefetch);
+        const block_q8_K* y[C];
+        for (int j = 0; j < C; ++j) y[j] = reinterpret_cast<const block_q8_K*>(a + as * j) + b;
+        I isum[C];
+        for (int j = 0; j < C; ++j) isum[j] = V::zero();
+        // Decoding (C = 1) takes the four quarters at once: each chunk of ql, qh is loaded and
+        // split once (the registers hold 4 sums); with more columns, one quarter at a time.
+        constexpr int kQuarters = C == 1 ? 4 : 1;
+        for (int h = 0; h < 2; ++h) {
+            for (int q0 = 0; q0 < 4; q0 += kQuarters) {
+                for (int half16 = 0; half16 < 2; ++half16) {
+                    I scale[kQuarters];  // scale 8h + 2q + half16: byte 2(q % 2) + half16 of dword 2h + q / 2
+                    for (int i = 0; i < kQuarters; ++i) {
+                        const int q = q0 + i, byte = 2 * (q % 2) + half16;
+                        const I sd = V::lanes(r0.scales[2 * h + q / 2], r1.scales[2 * h + q / 2]);
+                        // the int8 scale sign-extended: into the top byte of each int16 (or int32), then shifted down
+                        scale[i] = V::kInt16Sums ? V::template sra16<8>(V::shuffle(sd, dword_pattern<V>(-1, byte, -1, byte)))
+                                                 : V::template sra32<24>(V::shuffle(sd, dword_pattern<V>(-1, -1, -1, byte)));
+                    }
+                    for (int c0 = 4 * half16; c0 < 4 * half16 + 4; c0 += kChunksPerSum) {
+                        I d[kQuarters][C];
+                        for (int i = 0; i < kQuarters; ++i)
+                            for (int j = 0; j < C; ++j) d[i][j] = V::zero();
+                        for (int cc = c0; cc < c0 + kChunksPerSum; ++cc) {
+                            const I hq = V::lanes(r0.qh[8 * h + cc], r1.qh[8 * h + cc]);
+                            for (int i = 0; i < kQuarters; ++i) {
+                                const int q = q0 + i;
+                                const I lq = V::lanes(r0.ql[16 * h + 8 * (q % 2) + cc], r1.ql[16 * h + 8 * (q % 2) + cc]);
+                                const I low = V::and_(q < 2 ? lq : V::template srl<4>(lq), low4);
+                                // bits 2q, 2q+1 of each qh byte to bits 4, 5 (32-bit shifts: the mask drops what crosses bytes)
+                                const I high = V::and_(q == 0   ? V::template sll<4>(hq)
+                                                       : q == 1 ? V::template sll<2>(hq)
+                                                       : q == 2 ? hq
+                                                                : V::template srl<2>(hq),
+                                                       bits45);
+                                const I lv = V::or_(low, high);
+                                for (int j = 0; j < C; ++j)
+                                    d[i][j] = V::dot4(d[i][j], lv, V::set1(dword_at(y[j]->qs + 128 * h + 32 * q + 4 * cc)));
+                            }
+                        }
+                        for (int i = 0; i < kQuarters; ++i)
+                            for (int j = 0; j < C; ++j) isum[j] = V::add(isum[j], V::scaled(d[i][j], scale[i]));
+                    }
+                }
+            }
+        }
+        // the offset: 32 * sum_g scale[g] * bsums[g], from int16 pairs (scale 2t, scale 2t+1)
+        I pairs[8];
+        for (int t = 0; t < 8; ++t) {
+            const I sd = V::lanes(r0.scales[t / 2], r1.scales[t / 2]);
+            const int e = 2 * (t % 2);
+            pairs[t] = V::template sra16<8>(V::shuffle(sd, dword_pattern<V>(-1, e, -1, e + 1)));
+        }
+        const F dx = V::halves(r0.d, r1.d);
+        for (int j = 0; j < C; ++j) {
+            I off = V::zero();
+            for (int t = 0; t < 8; ++t) off = V::dot2(off, pairs[t], V::set1(dword_at(y[j]->bsums + 2 * t)));
+            const I total = V::sub(isum[j], V::template sll<5>(off));
+            acc[j] = V::fmadd(V::mul(dx, V::set1f(y[j]->d)), V::cvt(total), acc[j]);
+        }
+    }
+    for (int j = 0; j < C; ++j) V::store(c + cs * j, acc[j]);
+}
+
+template <class V, int C>
+void q6_Kx8_groups(int64_t nb, const block_q6_Kx8* p, int64_t g0, int64_t g1, const uint8_t* a, size_t as, int64_t m,
+                   float* c, size_t cs) {
+    const int64_t block_cols = columns_per_block(nb * static_cast<int64_t>(sizeof(block_q8_K)), C);
+    for (int64_t j0 = 0; j0 < m; j0 += block_cols) {
+        const int64_t j1 = std::min(m, j0 + block_cols);
+        for (int64_t g = g0; g < g1; g += V::kRecords) {
+            const block_q6_Kx8* x = p + g * nb;
+            const block_q6_Kx8* x1 = V::kRecords == 2 ? x + nb : x;
+            float* cg = c + g * kQ4_0x8Rows;
+            int64_t j = j0;
+            for (; j + C <= j1; j += C) q6_Kx8_group<V, C>(nb, x, x1, a + as * j, as, cg + cs * j, cs);
+            for (; j < j1; ++j) q6_Kx8_group<V, 1>(nb, x, x1, a + as * j, as, cg + cs * j, cs);
+        }
+    }
+}
+
+void q6_Kx8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, size_t as, int64_t m, float* c, size_t cs) {
+    const int64_t nb = n / kQKK;
+    const auto* p = static_cast<const block_q6_Kx8*>(packed);
+    const auto* a = static_cast<const uint8_t*>(va);
+    const int64_t groups = rows / kQ4_0x8Rows;
+    if (nb == 0) return zero_columns(rows, m, c, cs);
+    int64_t g = 0;
+#if POCKET_X86_ZMM
+    if (m > 1) {
+        g = groups / 2 * 2;
+        q6_Kx8_groups<Rows16, 4>(nb, p, 0, g, a, as, m, c, cs);
+    }
+#endif
+    q6_Kx8_groups<Rows8, 4>(nb, p, g, groups, a, as, m, c, cs);
 }
 
 #include "kernels/x86/iq_x86.inl"

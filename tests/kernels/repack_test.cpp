@@ -1,4 +1,4 @@
-// Repacked Q4_0, Q8_0 and Q4_K (8 rows interleaved): same bytes reordered, and a GEMM that gives exactly
+// Repacked Q4_0, Q8_0, Q4_K and Q6_K (8 rows interleaved): same bytes reordered, and a GEMM that gives exactly
 // the bits of vec_dot on the original rows, on every ISA this CPU runs.
 #include "dot_test_cases.hpp"
 #include "kernel_test_data.hpp"
@@ -28,11 +28,12 @@ TEST_P(Repack, GemmBitwiseEqualToVecDot) {
     ASSERT_EQ(rk->rows_per_group, 8);
     EXPECT_EQ(repack_kernels(GgmlType::Q8_K), nullptr);
     const TypeKernels* k = type_kernels(type);
-    // Q4_K: one to nine super-blocks; the 32-blocks: odd counts and rows long enough to be
+    // K-quants: one to nine super-blocks; the 32-blocks: odd counts and rows long enough to be
     // walked in two or three K chunks (4128 with 16-row tiles, 5504 with 8-row tiles too).
     // The longest rows make the columns' activations outgrow one 512 KiB column block (12
     // columns fit), so m = 13 spans two blocks.
-    const std::vector<int64_t> lengths = type == GgmlType::Q4_K ? std::vector<int64_t>{256, 512, 2304, 35584}
+    const bool k_quant = type == GgmlType::Q4_K || type == GgmlType::Q6_K;
+    const std::vector<int64_t> lengths = k_quant ? std::vector<int64_t>{256, 512, 2304, 35584}
                                                                 : std::vector<int64_t>{32, 224, 288, 4128, 5504, 38016};
     for (int64_t n : lengths) {
         constexpr int64_t kRows = 24, kM = 13;
@@ -78,7 +79,7 @@ TEST_P(Repack, GemmBitwiseEqualToVecDot) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllIsas, Repack,
-                         ::testing::Combine(::testing::Values(GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K),
+                         ::testing::Combine(::testing::Values(GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K),
                                             ::testing::ValuesIn(test::kAllIsas),
                                             ::testing::Values(DotCase::gaussian, DotCase::zeros, DotCase::extremes,
                                                               DotCase::random_bytes)),
