@@ -98,6 +98,7 @@ struct Tables {
     bool has_row[kMaxTypeId] = {};
     RepackKernels q4_0x8[kIsaCount];
     RepackKernels q4_Kx8[kIsaCount];
+    RepackKernels q5_Kx8[kIsaCount];
     RepackKernels q6_Kx8[kIsaCount];
     RepackKernels q8_0x8[kIsaCount];
     AttnKernels attn[kIsaCount];
@@ -121,6 +122,8 @@ struct Tables {
                                           q4_0x8_gemm_scalar, q4_0x8_gemm_scalar};
         PackedGemmFn packed_k[kIsaCount] = {q4_Kx8_gemm_scalar, q4_Kx8_gemm_scalar, q4_Kx8_gemm_scalar,
                                             q4_Kx8_gemm_scalar, q4_Kx8_gemm_scalar};
+        PackedGemmFn packed_5[kIsaCount] = {q5_Kx8_gemm_scalar, q5_Kx8_gemm_scalar, q5_Kx8_gemm_scalar,
+                                            q5_Kx8_gemm_scalar, q5_Kx8_gemm_scalar};
         PackedGemmFn packed_6[kIsaCount] = {q6_Kx8_gemm_scalar, q6_Kx8_gemm_scalar, q6_Kx8_gemm_scalar,
                                             q6_Kx8_gemm_scalar, q6_Kx8_gemm_scalar};
         PackedGemmFn packed_8[kIsaCount] = {q8_0x8_gemm_scalar, q8_0x8_gemm_scalar, q8_0x8_gemm_scalar,
@@ -130,12 +133,15 @@ struct Tables {
         packed[2] = q4_0x8_gemm_avx512();
         packed_k[1] = q4_Kx8_gemm_avx2();
         packed_k[2] = q4_Kx8_gemm_avx512();
+        packed_5[1] = q5_Kx8_gemm_avx2();
+        packed_5[2] = q5_Kx8_gemm_avx512();
         packed_6[1] = q6_Kx8_gemm_avx2();
         packed_6[2] = q6_Kx8_gemm_avx512();
         packed_8[1] = q8_0x8_gemm_avx2();
         packed_8[2] = q8_0x8_gemm_avx512();
         packed[4] = q4_0x8_gemm_avxvnni();
         packed_k[4] = q4_Kx8_gemm_avxvnni();
+        packed_5[4] = q5_Kx8_gemm_avxvnni();
         packed_6[4] = q6_Kx8_gemm_avxvnni();
         packed_8[4] = q8_0x8_gemm_avxvnni();
 #endif
@@ -148,6 +154,7 @@ struct Tables {
         for (int k = 0; k < kIsaCount; ++k) {
             q4_0x8[k] = {kQ4_0x8Rows, q4_0x8_packed_bytes, q4_0x8_pack, packed[k]};
             q4_Kx8[k] = {kQ4_0x8Rows, q4_Kx8_packed_bytes, q4_Kx8_pack, packed_k[k]};
+            q5_Kx8[k] = {kQ4_0x8Rows, q5_Kx8_packed_bytes, q5_Kx8_pack, packed_5[k]};
             q6_Kx8[k] = {kQ4_0x8Rows, q6_Kx8_packed_bytes, q6_Kx8_pack, packed_6[k]};
             q8_0x8[k] = {kQ4_0x8Rows, q8_0x8_packed_bytes, q8_0x8_pack, packed_8[k]};
             for (const auto& c : kConv) {
@@ -244,6 +251,7 @@ const RepackKernels* repack_kernels(GgmlType type) {
     const int isa = static_cast<int>(active_isa());
     if (type == GgmlType::Q4_0) return &tables().q4_0x8[isa];
     if (type == GgmlType::Q4_K) return &tables().q4_Kx8[isa];
+    if (type == GgmlType::Q5_K) return &tables().q5_Kx8[isa];
     if (type == GgmlType::Q6_K) return &tables().q6_Kx8[isa];
     if (type == GgmlType::Q8_0) return &tables().q8_0x8[isa];
     return nullptr;

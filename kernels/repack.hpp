@@ -123,6 +123,24 @@ void q4_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* 
 void q4_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
                         size_t c_stride);
 
+// The row-interleaved Q5_K layout: Q4_K's record (d, dmin, the scale dwords, the nibbles in
+// 4-byte chunks) with the fifth bits between the scales and the nibbles, in 4-byte chunks too:
+// qh[c][r] = row r's qh[4c..4c+3], whose bit j is the fifth bit of element 32j + 4c + i; so
+// nibble chunk k (sub-blocks 2(k/8), 2(k/8)+1) takes bits 2(k/8), 2(k/8)+1 of chunk k % 8.
+struct block_q5_Kx8 {
+    half d[kQ4_0x8Rows];
+    half dmin[kQ4_0x8Rows];
+    uint32_t scales[3][kQ4_0x8Rows];
+    uint8_t qh[kQKK / 32][kQ4_0x8Rows][4];
+    uint8_t qs[kQKK / 8][kQ4_0x8Rows][4];
+};
+static_assert(sizeof(block_q5_Kx8) == kQ4_0x8Rows * sizeof(block_q5_K), "repacking must not change the size");
+
+size_t q5_Kx8_packed_bytes(int64_t rows, int64_t n);
+void q5_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst);
+void q5_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
+                        size_t c_stride);
+
 // The row-interleaved Q6_K layout: eight rows' super-blocks i in one 1680-byte record, the
 // same bytes as the eight blocks, reordered. d of the eight rows; each row's 16 int8 scales as
 // four dwords, dword t of the eight rows together; then ql and qh in 4-byte chunks as for
@@ -151,6 +169,9 @@ PackedGemmFn q8_0x8_gemm_avx512();
 PackedGemmFn q4_Kx8_gemm_avx512();
 PackedGemmFn q4_0x8_gemm_avxvnni();
 PackedGemmFn q4_Kx8_gemm_avxvnni();
+PackedGemmFn q5_Kx8_gemm_avx2();
+PackedGemmFn q5_Kx8_gemm_avx512();
+PackedGemmFn q5_Kx8_gemm_avxvnni();
 PackedGemmFn q6_Kx8_gemm_avx2();
 PackedGemmFn q6_Kx8_gemm_avx512();
 PackedGemmFn q6_Kx8_gemm_avxvnni();

@@ -12,6 +12,7 @@ void fill_avx2(IsaTable& t) { fill_x86(t); }
 
 PackedGemmFn q4_0x8_gemm_avx2() { return q4_0x8_gemm; }
 PackedGemmFn q4_Kx8_gemm_avx2() { return q4_Kx8_gemm; }
+PackedGemmFn q5_Kx8_gemm_avx2() { return q5_Kx8_gemm; }
 PackedGemmFn q6_Kx8_gemm_avx2() { return q6_Kx8_gemm; }
 PackedGemmFn q8_0x8_gemm_avx2() { return q8_0x8_gemm; }
 

@@ -11,6 +11,7 @@ void fill_avxvnni(IsaTable& t) { fill_x86(t); }
 
 PackedGemmFn q4_0x8_gemm_avxvnni() { return q4_0x8_gemm; }
 PackedGemmFn q4_Kx8_gemm_avxvnni() { return q4_Kx8_gemm; }
+PackedGemmFn q5_Kx8_gemm_avxvnni() { return q5_Kx8_gemm; }
 PackedGemmFn q6_Kx8_gemm_avxvnni() { return q6_Kx8_gemm; }
 PackedGemmFn q8_0x8_gemm_avxvnni() { return q8_0x8_gemm; }
 

@@ -1312,6 +1312,7 @@ struct Rows8 {
     template <int S> static I sra32(I a) { return _mm256_srai_epi32(a, S); }
     template <int S> static I sra16(I a) { return _mm256_srai_epi16(a, S); }
     static I shuffle(I a, I pattern) { return _mm256_shuffle_epi8(a, pattern); }
+    static I srl_n(I a, int n) { return _mm256_srl_epi32(a, _mm_cvtsi32_si128(n)); }
     static I broadcast16(__m128i v) { return _mm256_broadcastsi128_si256(v); }
     static I add(I a, I b) { return _mm256_add_epi32(a, b); }
     static I sub(I a, I b) { return _mm256_sub_epi32(a, b); }
@@ -1373,6 +1374,7 @@ struct Rows16 {
     template <int S> static I sra32(I a) { return _mm512_srai_epi32(a, S); }
     template <int S> static I sra16(I a) { return _mm512_srai_epi16(a, S); }
     static I shuffle(I a, I pattern) { return _mm512_shuffle_epi8(a, pattern); }
+    static I srl_n(I a, int n) { return _mm512_srl_epi32(a, _mm_cvtsi32_si128(n)); }
     static I broadcast16(__m128i v) { return _mm512_broadcast_i32x4(v); }
     static I add(I a, I b) { return _mm512_add_epi32(a, b); }
     static I sub(I a, I b) { return _mm512_sub_epi32(a, b); }
@@ -1394,20 +1396,26 @@ struct Rows16 {
 // 8 * V::kRecords interleaved rows x C activation columns: per row and column the exact
 // isum and summ of the scalar reference (in another order: they are exact), then its two
 // fused steps per super-block, the rows in the lanes, so no horizontal sums. x1 is the
-// second group's records (Rows16) and is not read by Rows8.
-template <class V, int C>
-void q4_Kx8_group(int64_t nb, const block_q4_Kx8* x0, const block_q4_Kx8* x1, const uint8_t* a, size_t as, float* c,
-                  size_t cs) {
+// second group's records (Rows16) and is not read by Rows8. R: block_q4_Kx8, or
+// block_q5_Kx8, whose levels take a fifth bit from its qh chunks.
+template <class V, int C, class R>
+    requires(!std::is_same_v<R, block_q6_Kx8>)
+void kx8_group(int64_t nb, const R* x0, const R* x1, const uint8_t* a, size_t as, float* c, size_t cs) {
+    constexpr bool kFive = std::is_same_v<R, block_q5_Kx8>;
+    // Without VNNI the maddubs pairs are summed in int16: 8 chunks x 2 x 15 x 128 = 30720 for
+    // nibbles; five-bit levels (31) allow 4 chunks (31744) before they are scaled.
+    constexpr int kChunksPerSum = kFive && V::kInt16Sums ? 4 : 8;
     using I = typename V::I;
     using F = typename V::F;
     F acc[C];
     for (int j = 0; j < C; ++j) acc[j] = V::zerof();
     const I low6 = V::set1(0x3f3f3f3f), low4 = V::set1(0x0f0f0f0f), top2 = V::set1(0x03030303);
+    const I bit4 = V::set1(0x10101010);
     const I byte0 = V::set1(0xFF), byte2 = V::set1(0x00FF0000);
     for (int64_t b = 0; b < nb; ++b) {
-        const block_q4_Kx8& r0 = x0[b];
-        const block_q4_Kx8& r1 = x1[V::kRecords == 2 ? b : 0];
-        // decoding (one column, 8 rows: see q4_Kx8_gemm) streams the weights: ask for them early
+        const R& r0 = x0[b];
+        const R& r1 = x1[V::kRecords == 2 ? b : 0];
+        // decoding (one column, 8 rows: see kx8_gemm) streams the weights: ask for them early
         if (C == 1 && V::kRecords == 1) prefetch_ahead(x0, b, kKPrefetch);
         // Each row's 12 scale bytes as three dwords -> scales 0..3, 4..7 and mins 0..3, 4..7
         // as bytes of one dword per row (the same values as k4_scale_min).
@@ -1431,21 +1439,28 @@ void q4_Kx8_group(int64_t nb, const block_q4_Kx8* x0, const block_q4_Kx8* x1, co
             const I s_even = V::multiplier(V::and_(ch % 2 ? V::template srl<16>(scl) : scl, byte0));
             const I s_odd = V::multiplier(V::and_(ch % 2 ? V::template srl<24>(scl) : V::template srl<8>(scl), byte0));
             // each chunk's nibbles are unpacked once and used by every column
-            I d_lo[C], d_hi[C];
-            for (int j = 0; j < C; ++j) d_lo[j] = d_hi[j] = V::zero();
+            for (int k0 = 0; k0 < 8; k0 += kChunksPerSum) {
+                I d_lo[C], d_hi[C];
+                for (int j = 0; j < C; ++j) d_lo[j] = d_hi[j] = V::zero();
 #if !POCKET_X86_ZMM  // with 16 ymm registers a full unroll spills the sums (AVX2: 160 vs 205 GFLOP/s)
 #pragma GCC unroll 2
 #endif
-            for (int k = 0; k < 8; ++k) {
-                const I q = V::lanes(r0.qs[8 * ch + k], r1.qs[8 * ch + k]);
-                const I lo = V::and_(q, low4), hi = V::and_(V::template srl<4>(q), low4);
-                for (int j = 0; j < C; ++j) {
-                    const int8_t* yq = y[j]->qs + 64 * ch + 4 * k;
-                    d_lo[j] = V::dot4(d_lo[j], lo, V::set1(dword_at(yq)));
-                    d_hi[j] = V::dot4(d_hi[j], hi, V::set1(dword_at(yq + 32)));
+                for (int k = k0; k < k0 + kChunksPerSum; ++k) {
+                    const I q = V::lanes(r0.qs[8 * ch + k], r1.qs[8 * ch + k]);
+                    I lo = V::and_(q, low4), hi = V::and_(V::template srl<4>(q), low4);
+                    if constexpr (kFive) {  // bits 2ch (low nibbles' sub-block) and 2ch + 1 to bit 4
+                        const I h = V::srl_n(V::lanes(r0.qh[k], r1.qh[k]), 2 * ch);
+                        lo = V::or_(lo, V::and_(V::template sll<4>(h), bit4));
+                        hi = V::or_(hi, V::and_(V::template sll<3>(h), bit4));
+                    }
+                    for (int j = 0; j < C; ++j) {
+                        const int8_t* yq = y[j]->qs + 64 * ch + 4 * k;
+                        d_lo[j] = V::dot4(d_lo[j], lo, V::set1(dword_at(yq)));
+                        d_hi[j] = V::dot4(d_hi[j], hi, V::set1(dword_at(yq + 32)));
+                    }
                 }
+                for (int j = 0; j < C; ++j) isum[j] = V::add(isum[j], V::add(V::scaled(d_lo[j], s_even), V::scaled(d_hi[j], s_odd)));
             }
-            for (int j = 0; j < C; ++j) isum[j] = V::add(isum[j], V::add(V::scaled(d_lo[j], s_even), V::scaled(d_hi[j], s_odd)));
         }
         const F dx = V::halves(r0.d, r1.d), dmx = V::halves(r0.dmin, r1.dmin);
         for (int j = 0; j < C; ++j) {
@@ -1465,40 +1480,6 @@ void q4_Kx8_group(int64_t nb, const block_q4_Kx8* x0, const block_q4_Kx8* x1, co
     for (int j = 0; j < C; ++j) V::store(c + cs * j, acc[j]);
 }
 
-// Columns in blocks (columns_per_block); within a block, tiles of C columns.
-template <class V, int C>
-void q4_Kx8_groups(int64_t nb, const block_q4_Kx8* p, int64_t g0, int64_t g1, const uint8_t* a, size_t as, int64_t m,
-                   float* c, size_t cs) {
-    const int64_t block_cols = columns_per_block(nb * static_cast<int64_t>(sizeof(block_q8_K)), C);
-    for (int64_t j0 = 0; j0 < m; j0 += block_cols) {
-        const int64_t j1 = std::min(m, j0 + block_cols);
-        for (int64_t g = g0; g < g1; g += V::kRecords) {
-            const block_q4_Kx8* x = p + g * nb;
-            const block_q4_Kx8* x1 = V::kRecords == 2 ? x + nb : x;
-            float* cg = c + g * kQ4_0x8Rows;
-            int64_t j = j0;
-            for (; j + C <= j1; j += C) q4_Kx8_group<V, C>(nb, x, x1, a + as * j, as, cg + cs * j, cs);
-            for (; j < j1; ++j) q4_Kx8_group<V, 1>(nb, x, x1, a + as * j, as, cg + cs * j, cs);
-        }
-    }
-}
-
-void q4_Kx8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, size_t as, int64_t m, float* c, size_t cs) {
-    const int64_t nb = n / kQKK;
-    const auto* p = static_cast<const block_q4_Kx8*>(packed);
-    const auto* a = static_cast<const uint8_t*>(va);
-    const int64_t groups = rows / kQ4_0x8Rows;
-    if (nb == 0) return zero_columns(rows, m, c, cs);
-    int64_t g = 0;
-#if POCKET_X86_ZMM
-    if (m > 1) {  // decoding: 8 rows (one stream) measured faster
-        g = groups / 2 * 2;
-        q4_Kx8_groups<Rows16, 4>(nb, p, 0, g, a, as, m, c, cs);
-    }
-#endif
-    q4_Kx8_groups<Rows8, 4>(nb, p, g, groups, a, as, m, c, cs);
-}
-
 // ---------------------------------------------------------------- repacked Q6_K
 
 // Pattern for V::shuffle: in every dword, byte i of the result is byte b[i] of the same
@@ -1511,13 +1492,13 @@ typename V::I dword_pattern(int b0, int b1, int b2, int b3) {
     return V::broadcast16(_mm_load_si128(reinterpret_cast<const __m128i*>(lane)));
 }
 
-// 8 * V::kRecords interleaved Q6_K rows x C activation columns, as q4_Kx8_group: the exact
-// isum of the scalar reference per row and column, with the levels 0..63 stored unsigned
+// 8 * V::kRecords interleaved Q6_K rows x C activation columns, as the Q4_K / Q5_K kx8_group:
+// the exact isum of the scalar reference per row and column, with the levels 0..63 stored unsigned
 // (sum scale * q * y) and the -32 offset through the activation's 16-element sums
 // (32 * sum scale * bsums), then one fused step per super-block.
 template <class V, int C>
-void q6_Kx8_group(int64_t nb, const block_q6_Kx8* x0, const block_q6_Kx8* x1, const uint8_t* a, size_t as, float* c,
-                  size_t cs) {
+void kx8_group(int64_t nb, const block_q6_Kx8* x0, const block_q6_Kx8* x1, const uint8_t* a, size_t as, float* c,
+               size_t cs) {
     using I = typename V::I;
     using F = typename V::F;
     // Without VNNI two chunks' maddubs pairs are summed in int16: 2 x 2 x 63 x 128 = 32256.
@@ -1592,37 +1573,48 @@ void q6_Kx8_group(int64_t nb, const block_q6_Kx8* x0, const block_q6_Kx8* x1, co
     for (int j = 0; j < C; ++j) V::store(c + cs * j, acc[j]);
 }
 
-template <class V, int C>
-void q6_Kx8_groups(int64_t nb, const block_q6_Kx8* p, int64_t g0, int64_t g1, const uint8_t* a, size_t as, int64_t m,
-                   float* c, size_t cs) {
+// The repacked K-quants: columns in blocks (columns_per_block); within a block, tiles of C columns.
+template <class V, int C, class R>
+void kx8_groups(int64_t nb, const R* p, int64_t g0, int64_t g1, const uint8_t* a, size_t as, int64_t m, float* c,
+                size_t cs) {
     const int64_t block_cols = columns_per_block(nb * static_cast<int64_t>(sizeof(block_q8_K)), C);
     for (int64_t j0 = 0; j0 < m; j0 += block_cols) {
         const int64_t j1 = std::min(m, j0 + block_cols);
         for (int64_t g = g0; g < g1; g += V::kRecords) {
-            const block_q6_Kx8* x = p + g * nb;
-            const block_q6_Kx8* x1 = V::kRecords == 2 ? x + nb : x;
+            const R* x = p + g * nb;
+            const R* x1 = V::kRecords == 2 ? x + nb : x;
             float* cg = c + g * kQ4_0x8Rows;
             int64_t j = j0;
-            for (; j + C <= j1; j += C) q6_Kx8_group<V, C>(nb, x, x1, a + as * j, as, cg + cs * j, cs);
-            for (; j < j1; ++j) q6_Kx8_group<V, 1>(nb, x, x1, a + as * j, as, cg + cs * j, cs);
+            for (; j + C <= j1; j += C) kx8_group<V, C>(nb, x, x1, a + as * j, as, cg + cs * j, cs);
+            for (; j < j1; ++j) kx8_group<V, 1>(nb, x, x1, a + as * j, as, cg + cs * j, cs);
         }
     }
 }
 
-void q6_Kx8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, size_t as, int64_t m, float* c, size_t cs) {
+template <class R>
+void kx8_gemm(int64_t n, const void* packed, int64_t rows, const void* va, size_t as, int64_t m, float* c, size_t cs) {
     const int64_t nb = n / kQKK;
-    const auto* p = static_cast<const block_q6_Kx8*>(packed);
+    const auto* p = static_cast<const R*>(packed);
     const auto* a = static_cast<const uint8_t*>(va);
     const int64_t groups = rows / kQ4_0x8Rows;
     if (nb == 0) return zero_columns(rows, m, c, cs);
     int64_t g = 0;
 #if POCKET_X86_ZMM
-    if (m > 1) {
+    if (m > 1) {  // decoding: 8 rows (one stream) measured faster
         g = groups / 2 * 2;
-        q6_Kx8_groups<Rows16, 4>(nb, p, 0, g, a, as, m, c, cs);
+        kx8_groups<Rows16, 4>(nb, p, 0, g, a, as, m, c, cs);
     }
 #endif
-    q6_Kx8_groups<Rows8, 4>(nb, p, g, groups, a, as, m, c, cs);
+    kx8_groups<Rows8, 4>(nb, p, g, groups, a, as, m, c, cs);
+}
+void q4_Kx8_gemm(int64_t n, const void* packed, int64_t rows, const void* a, size_t as, int64_t m, float* c, size_t cs) {
+    kx8_gemm<block_q4_Kx8>(n, packed, rows, a, as, m, c, cs);
+}
+void q5_Kx8_gemm(int64_t n, const void* packed, int64_t rows, const void* a, size_t as, int64_t m, float* c, size_t cs) {
+    kx8_gemm<block_q5_Kx8>(n, packed, rows, a, as, m, c, cs);
+}
+void q6_Kx8_gemm(int64_t n, const void* packed, int64_t rows, const void* a, size_t as, int64_t m, float* c, size_t cs) {
+    kx8_gemm<block_q6_Kx8>(n, packed, rows, a, as, m, c, cs);
 }
 
 #include "kernels/x86/iq_x86.inl"
