@@ -27,16 +27,22 @@ static_assert(sizeof(block_q4_0x8) == kQ4_0x8Rows * sizeof(block_q4_0), "repacki
 using PackedGemmFn = void (*)(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m,
                               float* c, size_t c_stride);
 
-// The walk every pack shares: for each group of 8 rows and each block index b, place(out, in, r)
-// fills record out from row r's block b. Records are stored group by group, block by block.
+// The walk every pack shares: for each group of 8 rows and each block index b,
+// place(out, blocks) fills record out from the eight rows' blocks b (blocks[r]: row r's).
+// Records are stored group by group, block by block.
 template <class In, class Out, class Place>
-void interleave_rows(const void* w, size_t w_stride, int64_t rows, int64_t blocks_per_row, Out* dst, Place place) {
+void interleave_blocks(const void* w, size_t w_stride, int64_t rows, int64_t blocks_per_row, Out* dst, Place place) {
     const auto* base = static_cast<const uint8_t*>(w);
-    for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g)
-        for (int64_t b = 0; b < blocks_per_row; ++b)
-            for (int r = 0; r < kQ4_0x8Rows; ++r)
-                place(dst[g * blocks_per_row + b],
-                      reinterpret_cast<const In*>(base + w_stride * static_cast<size_t>(g * kQ4_0x8Rows + r))[b], r);
+    for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g) {
+        const In* row[kQ4_0x8Rows];
+        for (int r = 0; r < kQ4_0x8Rows; ++r)
+            row[r] = reinterpret_cast<const In*>(base + w_stride * static_cast<size_t>(g * kQ4_0x8Rows + r));
+        for (int64_t b = 0; b < blocks_per_row; ++b) {
+            const In* blocks[kQ4_0x8Rows];
+            for (int r = 0; r < kQ4_0x8Rows; ++r) blocks[r] = row[r] + b;
+            place(dst[g * blocks_per_row + b], blocks);
+        }
+    }
 }
 
 // out[4 k + r] = dword k of row r, for Dwords dwords of 8 rows: the qs of a Q4_0 / Q8_0
@@ -68,21 +74,14 @@ inline void transpose_dwords(const uint8_t* const src[kQ4_0x8Rows], uint8_t* out
 template <class In, class Out>
 void interleave_dword_rows(const void* w, size_t w_stride, int64_t rows, int64_t blocks_per_row, Out* dst) {
     static_assert(sizeof(Out::qs) == kQ4_0x8Rows * sizeof(In::qs) && sizeof(In::qs) % 16 == 0);
-    const auto* base = static_cast<const uint8_t*>(w);
-    for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g) {
-        const In* row[kQ4_0x8Rows];
-        for (int r = 0; r < kQ4_0x8Rows; ++r)
-            row[r] = reinterpret_cast<const In*>(base + w_stride * static_cast<size_t>(g * kQ4_0x8Rows + r));
-        for (int64_t b = 0; b < blocks_per_row; ++b) {
-            Out& out = dst[g * blocks_per_row + b];
-            const uint8_t* src[kQ4_0x8Rows];
-            for (int r = 0; r < kQ4_0x8Rows; ++r) {
-                out.d[r] = row[r][b].d;
-                src[r] = reinterpret_cast<const uint8_t*>(row[r][b].qs);
-            }
-            transpose_dwords<sizeof(In::qs) / 4>(src, reinterpret_cast<uint8_t*>(out.qs));
+    interleave_blocks<In>(w, w_stride, rows, blocks_per_row, dst, [](Out& out, const In* const* blocks) {
+        const uint8_t* src[kQ4_0x8Rows];
+        for (int r = 0; r < kQ4_0x8Rows; ++r) {
+            out.d[r] = blocks[r]->d;
+            src[r] = reinterpret_cast<const uint8_t*>(blocks[r]->qs);
         }
-    }
+        transpose_dwords<sizeof(In::qs) / 4>(src, reinterpret_cast<uint8_t*>(out.qs));
+    });
 }
 
 size_t q4_0x8_packed_bytes(int64_t rows, int64_t n);

@@ -24,30 +24,18 @@ namespace {
 // the 4-byte chunks of qs (and Q5_K's qh) transposed.
 template <class In, class Out>
 void pack_k45(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst) {
-    const auto* base = static_cast<const uint8_t*>(w);
-    auto* out = static_cast<Out*>(dst);
-    const int64_t nb = n / kQKK;
-    for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g) {
-        const In* row[kQ4_0x8Rows];
-        for (int r = 0; r < kQ4_0x8Rows; ++r)
-            row[r] = reinterpret_cast<const In*>(base + w_stride * static_cast<size_t>(g * kQ4_0x8Rows + r));
-        for (int64_t b = 0; b < nb; ++b) {
-            Out& o = out[g * nb + b];
-            const uint8_t* qs[kQ4_0x8Rows];
-            for (int r = 0; r < kQ4_0x8Rows; ++r) {
-                o.d[r] = row[r][b].d;
-                o.dmin[r] = row[r][b].dmin;
-                for (int t = 0; t < 3; ++t) std::memcpy(&o.scales[t][r], row[r][b].scales + 4 * t, 4);
-                qs[r] = row[r][b].qs;
-            }
-            transpose_dwords<kQKK / 8>(qs, o.qs[0][0]);
-            if constexpr (std::is_same_v<In, block_q5_K>) {
-                const uint8_t* qh[kQ4_0x8Rows];
-                for (int r = 0; r < kQ4_0x8Rows; ++r) qh[r] = row[r][b].qh;
-                transpose_dwords<kQKK / 32>(qh, o.qh[0][0]);
-            }
+    interleave_blocks<In>(w, w_stride, rows, n / kQKK, static_cast<Out*>(dst), [](Out& o, const In* const* blocks) {
+        const uint8_t *qs[kQ4_0x8Rows], *qh[kQ4_0x8Rows];
+        for (int r = 0; r < kQ4_0x8Rows; ++r) {
+            o.d[r] = blocks[r]->d;
+            o.dmin[r] = blocks[r]->dmin;
+            for (int t = 0; t < 3; ++t) std::memcpy(&o.scales[t][r], blocks[r]->scales + 4 * t, 4);
+            qs[r] = blocks[r]->qs;
+            if constexpr (std::is_same_v<In, block_q5_K>) qh[r] = blocks[r]->qh;
         }
-    }
+        transpose_dwords<kQKK / 8>(qs, o.qs[0][0]);
+        if constexpr (std::is_same_v<In, block_q5_K>) transpose_dwords<kQKK / 32>(qh, o.qh[0][0]);
+    });
 }
 
 template <class R>

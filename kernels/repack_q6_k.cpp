@@ -13,27 +13,19 @@ size_t q6_Kx8_packed_bytes(int64_t rows, int64_t n) {
 }
 
 void q6_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst) {
-    const auto* base = static_cast<const uint8_t*>(w);
-    auto* out = static_cast<block_q6_Kx8*>(dst);
-    const int64_t nb = n / kQKK;
-    for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g) {
-        const block_q6_K* row[kQ4_0x8Rows];
-        for (int r = 0; r < kQ4_0x8Rows; ++r)
-            row[r] = reinterpret_cast<const block_q6_K*>(base + w_stride * static_cast<size_t>(g * kQ4_0x8Rows + r));
-        for (int64_t b = 0; b < nb; ++b) {
-            block_q6_Kx8& o = out[g * nb + b];
-            const uint8_t *ql[kQ4_0x8Rows], *qh[kQ4_0x8Rows], *sc[kQ4_0x8Rows];
-            for (int r = 0; r < kQ4_0x8Rows; ++r) {
-                o.d[r] = row[r][b].d;
-                ql[r] = row[r][b].ql;
-                qh[r] = row[r][b].qh;
-                sc[r] = reinterpret_cast<const uint8_t*>(row[r][b].scales);
-            }
-            transpose_dwords<kQKK / 8>(ql, o.ql[0][0]);
-            transpose_dwords<kQKK / 16>(qh, o.qh[0][0]);
-            transpose_dwords<kQKK / 64>(sc, reinterpret_cast<uint8_t*>(o.scales));
-        }
-    }
+    interleave_blocks<block_q6_K>(w, w_stride, rows, n / kQKK, static_cast<block_q6_Kx8*>(dst),
+                                  [](block_q6_Kx8& o, const block_q6_K* const* blocks) {
+                                      const uint8_t *ql[kQ4_0x8Rows], *qh[kQ4_0x8Rows], *sc[kQ4_0x8Rows];
+                                      for (int r = 0; r < kQ4_0x8Rows; ++r) {
+                                          o.d[r] = blocks[r]->d;
+                                          ql[r] = blocks[r]->ql;
+                                          qh[r] = blocks[r]->qh;
+                                          sc[r] = reinterpret_cast<const uint8_t*>(blocks[r]->scales);
+                                      }
+                                      transpose_dwords<kQKK / 8>(ql, o.ql[0][0]);
+                                      transpose_dwords<kQKK / 16>(qh, o.qh[0][0]);
+                                      transpose_dwords<kQKK / 64>(sc, reinterpret_cast<uint8_t*>(o.scales));
+                                  });
 }
 
 void q6_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
