@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string_view>
 
 #if defined(POCKET_KERNELS_NEON)
@@ -93,14 +94,32 @@ bool cpu_has(Isa isa) {
     }
 }
 
+// The types with a row-interleaved layout: its pack, its scalar GEMM, and the x86 GEMMs.
+struct RepackType {
+    GgmlType type;
+    size_t (*packed_bytes)(int64_t rows, int64_t n);
+    void (*pack)(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst);
+    PackedGemmFn scalar;
+#if defined(POCKET_KERNELS_X86)
+    PackedGemmFn (*avx2)();
+    PackedGemmFn (*avx512)();
+    PackedGemmFn (*avxvnni)();
+#endif
+};
+#if defined(POCKET_KERNELS_X86)
+#define POCKET_REPACK(T, t) {GgmlType::T, t##_packed_bytes, t##_pack, t##_gemm_scalar, t##_gemm_avx2, t##_gemm_avx512, t##_gemm_avxvnni}
+#else
+#define POCKET_REPACK(T, t) {GgmlType::T, t##_packed_bytes, t##_pack, t##_gemm_scalar}
+#endif
+constexpr RepackType kRepackTypes[] = {POCKET_REPACK(Q4_0, q4_0x8), POCKET_REPACK(Q4_K, q4_Kx8), POCKET_REPACK(Q5_K, q5_Kx8),
+                                       POCKET_REPACK(Q6_K, q6_Kx8), POCKET_REPACK(Q8_0, q8_0x8)};
+#undef POCKET_REPACK
+constexpr int kRepackTypeCount = static_cast<int>(std::size(kRepackTypes));
+
 struct Tables {
     TypeKernels rows[kIsaCount][kMaxTypeId];
     bool has_row[kMaxTypeId] = {};
-    RepackKernels q4_0x8[kIsaCount];
-    RepackKernels q4_Kx8[kIsaCount];
-    RepackKernels q5_Kx8[kIsaCount];
-    RepackKernels q6_Kx8[kIsaCount];
-    RepackKernels q8_0x8[kIsaCount];
+    RepackKernels repack[kRepackTypeCount][kIsaCount];
     AttnKernels attn[kIsaCount];
 
     Tables() {
@@ -118,33 +137,16 @@ struct Tables {
         isa[3] = isa[0];
         fill_neon(isa[3]);
 #endif
-        PackedGemmFn packed[kIsaCount] = {q4_0x8_gemm_scalar, q4_0x8_gemm_scalar, q4_0x8_gemm_scalar,
-                                          q4_0x8_gemm_scalar, q4_0x8_gemm_scalar};
-        PackedGemmFn packed_k[kIsaCount] = {q4_Kx8_gemm_scalar, q4_Kx8_gemm_scalar, q4_Kx8_gemm_scalar,
-                                            q4_Kx8_gemm_scalar, q4_Kx8_gemm_scalar};
-        PackedGemmFn packed_5[kIsaCount] = {q5_Kx8_gemm_scalar, q5_Kx8_gemm_scalar, q5_Kx8_gemm_scalar,
-                                            q5_Kx8_gemm_scalar, q5_Kx8_gemm_scalar};
-        PackedGemmFn packed_6[kIsaCount] = {q6_Kx8_gemm_scalar, q6_Kx8_gemm_scalar, q6_Kx8_gemm_scalar,
-                                            q6_Kx8_gemm_scalar, q6_Kx8_gemm_scalar};
-        PackedGemmFn packed_8[kIsaCount] = {q8_0x8_gemm_scalar, q8_0x8_gemm_scalar, q8_0x8_gemm_scalar,
-                                            q8_0x8_gemm_scalar, q8_0x8_gemm_scalar};
+        for (int t = 0; t < kRepackTypeCount; ++t) {
+            const RepackType& rt = kRepackTypes[t];
+            PackedGemmFn gemm[kIsaCount] = {rt.scalar, rt.scalar, rt.scalar, rt.scalar, rt.scalar};
 #if defined(POCKET_KERNELS_X86)
-        packed[1] = q4_0x8_gemm_avx2();
-        packed[2] = q4_0x8_gemm_avx512();
-        packed_k[1] = q4_Kx8_gemm_avx2();
-        packed_k[2] = q4_Kx8_gemm_avx512();
-        packed_5[1] = q5_Kx8_gemm_avx2();
-        packed_5[2] = q5_Kx8_gemm_avx512();
-        packed_6[1] = q6_Kx8_gemm_avx2();
-        packed_6[2] = q6_Kx8_gemm_avx512();
-        packed_8[1] = q8_0x8_gemm_avx2();
-        packed_8[2] = q8_0x8_gemm_avx512();
-        packed[4] = q4_0x8_gemm_avxvnni();
-        packed_k[4] = q4_Kx8_gemm_avxvnni();
-        packed_5[4] = q5_Kx8_gemm_avxvnni();
-        packed_6[4] = q6_Kx8_gemm_avxvnni();
-        packed_8[4] = q8_0x8_gemm_avxvnni();
+            gemm[1] = rt.avx2();
+            gemm[2] = rt.avx512();
+            gemm[4] = rt.avxvnni();
 #endif
+            for (int k = 0; k < kIsaCount; ++k) repack[t][k] = {kQ4_0x8Rows, rt.packed_bytes, rt.pack, gemm[k]};
+        }
         for (auto& a : attn) a = attn_kernels_scalar();
 #if defined(POCKET_KERNELS_X86)
         attn[1] = attn_kernels_avx2();
@@ -152,11 +154,6 @@ struct Tables {
         attn[4] = attn_kernels_avx2();
 #endif
         for (int k = 0; k < kIsaCount; ++k) {
-            q4_0x8[k] = {kQ4_0x8Rows, q4_0x8_packed_bytes, q4_0x8_pack, packed[k]};
-            q4_Kx8[k] = {kQ4_0x8Rows, q4_Kx8_packed_bytes, q4_Kx8_pack, packed_k[k]};
-            q5_Kx8[k] = {kQ4_0x8Rows, q5_Kx8_packed_bytes, q5_Kx8_pack, packed_5[k]};
-            q6_Kx8[k] = {kQ4_0x8Rows, q6_Kx8_packed_bytes, q6_Kx8_pack, packed_6[k]};
-            q8_0x8[k] = {kQ4_0x8Rows, q8_0x8_packed_bytes, q8_0x8_pack, packed_8[k]};
             for (const auto& c : kConv) {
                 const int id = static_cast<int>(c.type);
                 const DotEntry& e = isa[k].by_type[id];
@@ -249,11 +246,8 @@ const TypeKernels* type_kernels(GgmlType type) {
 
 const RepackKernels* repack_kernels(GgmlType type) {
     const int isa = static_cast<int>(active_isa());
-    if (type == GgmlType::Q4_0) return &tables().q4_0x8[isa];
-    if (type == GgmlType::Q4_K) return &tables().q4_Kx8[isa];
-    if (type == GgmlType::Q5_K) return &tables().q5_Kx8[isa];
-    if (type == GgmlType::Q6_K) return &tables().q6_Kx8[isa];
-    if (type == GgmlType::Q8_0) return &tables().q8_0x8[isa];
+    for (int t = 0; t < kRepackTypeCount; ++t)
+        if (kRepackTypes[t].type == type) return &tables().repack[t][isa];
     return nullptr;
 }
 
