@@ -65,7 +65,9 @@ const TypeKernels* type_kernels(GgmlType type);
 struct RepackKernels {
     int rows_per_group;
     size_t (*packed_bytes)(int64_t rows, int64_t n);
-    // `rows` rows of n elements, w_stride bytes apart -> dst (packed_bytes(rows, n) bytes).
+    // `rows` rows of n elements, w_stride bytes apart -> dst (packed_bytes(rows, n) bytes). Groups
+    // are stored in order, so rows r0.. (r0 a multiple of rows_per_group) pack to dst +
+    // packed_bytes(r0, n) on their own.
     void (*pack)(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst);
     // C[j * c_stride + i] = dot(row i, A row j), i < rows (a multiple of rows_per_group), j < m.
     void (*gemm)(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,

@@ -37,8 +37,9 @@ struct WeightLoadOptions {
     bool copy_mapped = false;
     // Called as bytes arrive (done, total), for a progress line.
     std::function<void(size_t done, size_t total)> progress;
-    // Called (from any loading thread) once a weight's original bytes are no longer needed
-    // by the device, so that the mapped file's pages can leave memory as the load goes.
+    // Called (from any loading thread) once bytes of a weight (all of it, or a piece) are no
+    // longer needed by the device, so that the mapped file's pages can leave memory as the
+    // load goes.
     std::function<void(const void* data, size_t bytes)> release_source;
 };
 

@@ -165,22 +165,42 @@ struct Iq1Prep {
     }
 };
 
+// IQ1_S: the delta of a sub-block is one sign for its 32 weights, so its part of the sum is
+// +-(2s+1) x (the sub-block's two activation bsums): one madd per super-block. What is left
+// per sub-block is the dot of the -1 / 0 / +1 grid levels with y: sign(y, level) is already
+// each product (|y| <= 127), pair-summed by maddubs with ones and scaled by 8 (2s+1). Before,
+// each sub-block built 8 level + delta, its absolute value and a sign per element (tg 0.86x
+// llama.cpp's).
+struct Iq1sPrep {
+    __m256i level[8], scale8[8];
+    __m256i delta;  // int16 pairs: +-(2s+1) for bsums 2 ib and 2 ib + 1
+    __m256i dot(const block_q8_K& y) const {
+        const __m256i ones = _mm256_set1_epi8(1);
+        __m256i s = _mm256_madd_epi16(load32(y.bsums), delta);
+        for (int ib = 0; ib < 8; ++ib)
+            s = madd_add(s, _mm256_maddubs_epi16(ones, _mm256_sign_epi8(load32(y.qs + 32 * ib), level[ib])), scale8[ib]);
+        return s;
+    }
+};
+
 struct KIq1s {
     using W = block_iq1_s;
     static constexpr bool kMins = false;
     static constexpr float kFactor = 0.125f;
-    using Prep = Iq1Prep;
+    using Prep = Iq1sPrep;
     static void prep(const W& b, Prep& p) {
+        alignas(32) int16_t delta[16];
         for (int ib = 0; ib < 8; ++ib) {
             const int qh = b.qh[ib];
             const uint8_t* q = b.qs + 4 * ib;
-            const __m128i low = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(dword_at(q))));
-            const __m128i high = _mm_slli_epi32(_mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32(qh), _mm_setr_epi32(0, 3, 6, 9)), _mm_set1_epi32(7)), 8);
-            const __m256i levels = _mm256_i32gather_epi64(reinterpret_cast<const long long*>(kIq1sGrid.data()),
-                                                          _mm_or_si128(low, high), 8);
-            p.set(ib, levels, _mm256_set1_epi8(qh & 0x8000 ? -1 : 1),
-                  _mm256_set1_epi16(static_cast<int16_t>(2 * ((qh >> 12) & 7) + 1)));
+            const auto& g = kIq1sGrid;
+            p.level[ib] = grid8x4(g[q[0] | ((qh & 7) << 8)], g[q[1] | (((qh >> 3) & 7) << 8)], g[q[2] | (((qh >> 6) & 7) << 8)],
+                                  g[q[3] | (((qh >> 9) & 7) << 8)]);
+            const int scale = 2 * ((qh >> 12) & 7) + 1;
+            p.scale8[ib] = _mm256_set1_epi16(static_cast<int16_t>(8 * scale));
+            delta[2 * ib] = delta[2 * ib + 1] = static_cast<int16_t>(qh & 0x8000 ? -scale : scale);
         }
+        p.delta = _mm256_load_si256(reinterpret_cast<const __m256i*>(delta));
     }
     static __m256i isum(const Prep& p, const block_q8_K& y) { return p.dot(y); }
 };

@@ -7,7 +7,6 @@
 
 #include <charconv>
 #include <cstdlib>
-#include <set>
 #include <thread>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -49,14 +48,18 @@ void Model::load_weights() {
     }
     // Bytes the embedding lookup keeps reading from the file (a tied output matrix moved to
     // a device shares them) must stay; the rest of a moved weight's pages can go.
-    std::set<const void*> kept;
+    // A device may release a weight in pieces, so a range is kept when it overlaps one.
+    std::vector<std::pair<const uint8_t*, const uint8_t*>> kept;
     for (const auto& [key, t] : weights_)
-        if (key.input) kept.insert(t.data);
+        if (key.input) kept.emplace_back(static_cast<const uint8_t*>(t.data), static_cast<const uint8_t*>(t.data) + t.nbytes());
     WeightLoadOptions lo;
     lo.repack = options_.repack;
     lo.copy_mapped = options_.use_mmap && options_.repack;  // --no-repack: weights stay in the mapping
     lo.release_source = [this, &kept](const void* data, size_t bytes) {
-        if (!kept.count(data)) file_.release_pages(data, bytes);
+        const auto* begin = static_cast<const uint8_t*>(data);
+        for (const auto& [kb, ke] : kept)
+            if (begin < ke && kb < begin + bytes) return;
+        file_.release_pages(data, bytes);
     };
     lo.n_threads = options_.n_threads > 0 ? options_.n_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     for (size_t d = 0; d < n_dev; ++d) {

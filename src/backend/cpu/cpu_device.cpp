@@ -107,23 +107,40 @@ public:
 
     // Matrices of a type with a row-interleaved kernel are repacked; with copy_mapped, the
     // other matrices are copied out of the mapped file into huge-page memory. Both over the
-    // load threads, a whole tensor per task; the file's pages are released as each is done.
+    // load threads in pieces of about kPieceBytes of the file, each piece's file pages
+    // faulted in before and released after it: a whole-tensor task held a large matrix twice
+    // (file pages and copy; the 54 MiB output matrix of a 1B model) and left one thread
+    // working alone on the last big tensor.
     std::vector<std::unique_ptr<Buffer>> load_weights(std::span<Tensor* const> weights, const WeightLoadOptions& options) override {
+        constexpr size_t kPieceBytes = size_t{4} << 20;
         struct Job {
             Tensor* w;
             const kernels::RepackKernels* rk;  // null: a plain copy
             size_t offset;
         };
+        struct Piece {
+            size_t job;
+            int64_t row0, rows;
+        };
         std::vector<Job> jobs;
+        std::vector<Piece> pieces;
         size_t packed_total = 0, copied_total = 0;
         for (Tensor* w : weights) {
-            if (const kernels::RepackKernels* rk = options.repack ? repack_for(*w) : nullptr) {
+            const kernels::RepackKernels* rk = options.repack ? repack_for(*w) : nullptr;
+            if (rk) {
                 jobs.push_back({w, rk, packed_total});
                 packed_total += Buffer::aligned_size(rk->packed_bytes(w->ne[1], w->ne[0]));
             } else if (options.copy_mapped && w->data && w->nrows() > 1) {
                 jobs.push_back({w, nullptr, copied_total});
                 copied_total += Buffer::aligned_size(w->nbytes());
+            } else {
+                continue;
             }
+            // Whole row groups for a repack (a range of groups packs to its own place), rows
+            // for a copy (a 3-D tensor's rows are contiguous too: nrows() x nb[1]).
+            const int64_t unit = rk ? rk->rows_per_group : 1, nrows = w->nrows();
+            const int64_t step = std::max<int64_t>(unit, static_cast<int64_t>(kPieceBytes / w->nb[1]) / unit * unit);
+            for (int64_t r = 0; r < nrows; r += step) pieces.push_back({jobs.size() - 1, r, std::min(step, nrows - r)});
         }
         std::vector<std::unique_ptr<Buffer>> out;
         if (jobs.empty()) return out;
@@ -131,20 +148,23 @@ public:
         if (packed_total) packed = std::make_unique<RepackedBuffer>(*this, packed_total);
         if (copied_total) copied = std::make_unique<HostBuffer>(*this, copied_total);
         auto dst = [&](const Job& j) { return static_cast<uint8_t*>((j.rk ? packed : copied)->data()) + j.offset; };
-        // Each thread takes the next whole tensor; the result does not depend on who does it.
+        // Each thread takes the next piece; the result does not depend on who does it.
         std::atomic<size_t> next{0}, done{0};
         auto work = [&] {
-            for (size_t i; (i = next++) < jobs.size();) {
-                const Job& j = jobs[i];
+            for (size_t i; (i = next++) < pieces.size();) {
+                const Piece& p = pieces[i];
+                const Job& j = jobs[p.job];
                 const Tensor& w = *j.w;
-                populate_mapping(w.data, w.nbytes());
-                if (j.rk) j.rk->pack(w.data, w.nb[1], w.ne[1], w.ne[0], dst(j));
-                else std::memcpy(dst(j), w.data, w.nbytes());
-                if (options.release_source) options.release_source(w.data, w.nbytes());
-                done += w.nbytes();
+                const size_t row_bytes = w.nb[1], bytes = row_bytes * static_cast<size_t>(p.rows);
+                const uint8_t* src = static_cast<const uint8_t*>(w.data) + row_bytes * static_cast<size_t>(p.row0);
+                populate_mapping(src, bytes);
+                if (j.rk) j.rk->pack(src, row_bytes, p.rows, w.ne[0], dst(j) + j.rk->packed_bytes(p.row0, w.ne[0]));
+                else std::memcpy(dst(j) + row_bytes * static_cast<size_t>(p.row0), src, bytes);
+                if (options.release_source) options.release_source(src, bytes);
+                done += bytes;
             }
         };
-        const int n = std::clamp<int>(options.n_threads, 1, static_cast<int>(jobs.size()));
+        const int n = std::clamp<int>(options.n_threads, 1, static_cast<int>(pieces.size()));
         std::vector<std::jthread> helpers;
         for (int t = 1; t < n; ++t) helpers.emplace_back(work);
         work();
