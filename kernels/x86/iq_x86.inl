@@ -188,19 +188,41 @@ struct KIq1s {
     static constexpr bool kMins = false;
     static constexpr float kFactor = 0.125f;
     using Prep = Iq1sPrep;
+    // Byte j of vector h: the byte of qh[] that u16 lane j / 2 needs, sub-block 4 h + lane / 4.
+    static constexpr auto kQhWords = [] {
+        std::array<std::array<int8_t, 32>, 2> t{};
+        for (int h = 0; h < 2; ++h)
+            for (int j = 0; j < 32; ++j) t[h][j] = static_cast<int8_t>(2 * (4 * h + j / 8) + (j & 1));  // qh is in both lanes
+        return t;
+    }();
     static void prep(const W& b, Prep& p) {
-        alignas(32) int16_t delta[16];
-        for (int ib = 0; ib < 8; ++ib) {
-            const int qh = b.qh[ib];
-            const uint8_t* q = b.qs + 4 * ib;
-            const auto& g = kIq1sGrid;
-            p.level[ib] = grid8x4(g[q[0] | ((qh & 7) << 8)], g[q[1] | (((qh >> 3) & 7) << 8)], g[q[2] | (((qh >> 6) & 7) << 8)],
-                                  g[q[3] | (((qh >> 9) & 7) << 8)]);
-            const int scale = 2 * ((qh >> 12) & 7) + 1;
-            p.scale8[ib] = _mm256_set1_epi16(static_cast<int16_t>(8 * scale));
-            delta[2 * ib] = delta[2 * ib + 1] = static_cast<int16_t>(qh & 0x8000 ? -scale : scale);
+        // The 32 grid indices of the super-block in two vectors: qs[k] | bits 3 l.. 3 l + 2 of
+        // qh[ib] << 8 (k = 4 ib + l; the shifts as multiplies: AVX2 has no per-lane 16-bit
+        // shift), then one scalar load per grid entry (the scalar index arithmetic alone had
+        // the decoding loop at ~45 instructions a sub-block).
+        alignas(32) uint16_t idx[32];
+        const __m256i qh = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh)));
+        const __m256i up = _mm256_setr_epi16(256, 32, 4, 0, 256, 32, 4, 0, 256, 32, 4, 0, 256, 32, 4, 0);
+        const __m256i down = _mm256_setr_epi16(0, 0, 0, -32768, 0, 0, 0, -32768, 0, 0, 0, -32768, 0, 0, 0, -32768);  // >> 1
+        for (int h = 0; h < 2; ++h) {
+            const __m256i words = _mm256_shuffle_epi8(qh, load32(kQhWords[h].data()));
+            const __m256i high = _mm256_and_si256(_mm256_or_si256(_mm256_mullo_epi16(words, up), _mm256_mulhi_epu16(words, down)),
+                                                  _mm256_set1_epi16(0x700));
+            const __m256i low = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16 * h)));
+            _mm256_store_si256(reinterpret_cast<__m256i*>(idx + 16 * h), _mm256_or_si256(low, high));
         }
-        p.delta = _mm256_load_si256(reinterpret_cast<const __m256i*>(delta));
+        const auto& g = kIq1sGrid;
+        for (int ib = 0; ib < 8; ++ib) {
+            const uint16_t* i = idx + 4 * ib;
+            p.level[ib] = grid8x4(g[i[0]], g[i[1]], g[i[2]], g[i[3]]);
+            p.scale8[ib] = _mm256_set1_epi16(static_cast<int16_t>(8 * (2 * ((b.qh[ib] >> 12) & 7) + 1)));
+        }
+        // In registers: sixteen int16 stores read back as one vector stall store forwarding.
+        const __m128i qh8 = _mm256_castsi256_si128(qh);
+        const __m128i scale = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(qh8, 11), _mm_set1_epi16(14)), _mm_set1_epi16(1));
+        const __m128i neg = _mm_srai_epi16(qh8, 15);  // -1 where the delta is negative
+        const __m256i signed32 = _mm256_cvtepu16_epi32(_mm_sub_epi16(_mm_xor_si128(scale, neg), neg));
+        p.delta = _mm256_or_si256(signed32, _mm256_slli_epi32(signed32, 16));  // the same in both halves of each pair
     }
     static __m256i isum(const Prep& p, const block_q8_K& y) { return p.dot(y); }
 };
