@@ -87,6 +87,12 @@ std::vector<Device*> devices();
 // (VK_ERROR_INCOMPATIBLE_DRIVER)"), or empty.
 std::string gpu_problem();
 Device& cpu_device();
+// True when this machine cannot have a GPU: Linux without a DRM render node
+// (/dev/dri/renderD*, what Mesa's drivers open), an NVIDIA device node or WSL's /dev/dxg, and
+// no device registered or searched for yet. -ngl auto then skips the driver search: there,
+// Vulkan's only driver is lavapipe, whose LLVM costs ~0.2 s and ~60 MiB to load for a device
+// that auto never uses. -ngl N, -dev and --list-devices still search.
+bool no_gpu_hardware();
 // The devices other than the CPU.
 std::vector<Device*> gpu_devices();
 // By name (case-insensitive); throws pocket::Error "unknown device 'x' (available: CPU, ...)".

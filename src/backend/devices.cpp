@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
 #include <string>
 
@@ -74,6 +75,25 @@ std::vector<Device*> devices() {
     std::vector<Device*> out;
     for (auto& d : r.devices) out.push_back(d.get());
     return out;
+}
+
+bool no_gpu_hardware() {
+#ifdef __linux__
+    {
+        Registry& r = registry();
+        std::lock_guard lock(r.mutex);
+        if (r.searched || r.devices.size() > 1) return false;
+    }
+    if (const char* v = std::getenv("POCKET_TEST_DEVICE"); v && *v && std::string_view(v) != "0") return false;
+    std::error_code ec;
+    for (const char* node : {"/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg"})
+        if (std::filesystem::exists(node, ec)) return false;
+    for (std::filesystem::directory_iterator it("/dev/dri", ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().filename().string().rfind("renderD", 0) == 0) return false;
+    return true;
+#else
+    return false;  // no device nodes to tell by (macOS: MoltenVK)
+#endif
 }
 
 std::string gpu_problem() {

@@ -67,6 +67,11 @@ Placement plan_placement(const GgufFile& file, const HParams& hp, const Placemen
         p.summary = "-ngl 0: all layers on the CPU";
         return p;
     }
+    if (request.gpu_layers.mode == GpuLayers::Mode::automatic && request.device.empty() && no_gpu_hardware()) {
+        Placement p = Placement::cpu_only(n_layer);
+        p.summary = "-ngl auto: all layers on the CPU (no GPU device node on this machine)";
+        return p;
+    }
     const std::vector<Device*> gpus = gpu_devices();
     Device* gpu = nullptr;
     if (!request.device.empty()) {

@@ -267,3 +267,15 @@ TEST(Placement, NglZeroLoadsNoGpuDriver) {
     for (Device* d : gpu_devices())
         if (d->emulated()) EXPECT_TRUE(vulkan_driver_loaded()) << d->name();
 }
+
+// -ngl auto where no GPU can be (no device node: CI's machines, with lavapipe installed) loads
+// no driver either; and the search, when asked for, finds no GPU there that auto would use.
+TEST(Placement, AutoWithoutGpuDeviceNodesLoadsNoDriver) {
+    POCKET_REQUIRE_SHARED(shared);
+    if (vulkan_driver_loaded()) GTEST_SKIP() << "a Vulkan driver was loaded before this test (run it alone, as ctest does)";
+    if (!no_gpu_hardware()) GTEST_SKIP() << "this machine has a GPU device node";
+    auto model = Model::load((shared / "gguf" / "stories260K-f32.gguf").string());
+    EXPECT_EQ(model->placement().n_gpu_layers, 0u);
+    EXPECT_FALSE(vulkan_driver_loaded());
+    for (Device* d : gpu_devices()) EXPECT_TRUE(d->emulated()) << d->name() << ": a real GPU without a device node";
+}
