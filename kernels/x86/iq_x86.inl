@@ -169,8 +169,7 @@ struct Iq1Prep {
 // +-(2s+1) x (the sub-block's two activation bsums): one madd per super-block. What is left
 // per sub-block is the dot of the -1 / 0 / +1 grid levels with y: sign(y, level) is already
 // each product (|y| <= 127), pair-summed by maddubs with ones and scaled by 8 (2s+1). Before,
-// each sub-block built 8 level + delta, its absolute value and a sign per element (tg 0.86x
-// llama.cpp's).
+// each sub-block built 8 level + delta, its absolute value and a sign per element.
 struct Iq1sPrep {
     __m256i level[8], scale8[8];
     __m256i delta;  // int16 pairs: +-(2s+1) for bsums 2 ib and 2 ib + 1
