@@ -146,8 +146,9 @@ struct KIq3s {
     static __m256i isum(const Prep& p, const block_q8_K& y) { return p.dot(y); }
 };
 
-// IQ1: each weight as the odd integer 8 * level +- 1 (level in -1..1, the shift's sign per
-// group): |w| <= 9, so the signed-byte dot cannot saturate.
+// IQ1_M: each weight as the odd integer 8 * level +- 1 (level in -1..1, the shift's sign per
+// 8 weights, finer than a bsum, so it stays in the weight): |w| <= 9, so the signed-byte dot
+// cannot saturate.
 struct Iq1Prep {
     __m256i absw[8], w[8], scale[8];
     __m256i dot(const block_q8_K& y) const {
