@@ -882,6 +882,27 @@ struct Q4_0x8P {
     static constexpr int32_t kOffset = 8;  // the levels are stored +8
     static void levels(const Block& x, Levels& L) { q4_0x8_levels(x, L); }
     static __m256i sums_from(const Levels& L, const block_q8_0& y, __m256i init) { return q4_0x8_sums_from(L, y, init); }
+#if !POCKET_X86_VNNI
+    // Prompts without VNNI: the eight level registers, C columns' sums and accumulators do not
+    // fit in 16 ymm (the 8 x 4 tile spilled its accumulators), so a record is taken one half at
+    // a time, low nibbles (part 0) then high (part 1), each added to the columns' 16-bit sums
+    // S[j] (the integer sums are exact, so the order does not change a bit).
+    static constexpr bool kHalves = true;
+    template <int C>
+    static void add_half_sums(const Block& x, int part, const block_q8_0* const* y, int64_t b, __m256i* S) {
+        const __m256i m4 = _mm256_set1_epi8(0x0F);
+        __m256i h[4];
+        for (int k = 0; k < 4; ++k) h[k] = _mm256_and_si256(part ? _mm256_srli_epi16(load32(x.qs[k]), 4) : load32(x.qs[k]), m4);
+        for (int j = 0; j < C; ++j) {
+            const int8_t* q = y[j][b].qs + 16 * part;
+            __m256i s = _mm256_add_epi16(_mm256_maddubs_epi16(h[0], broadcast4(q)), _mm256_maddubs_epi16(h[1], broadcast4(q + 4)));
+            s = _mm256_add_epi16(s, _mm256_add_epi16(_mm256_maddubs_epi16(h[2], broadcast4(q + 8)),
+                                                     _mm256_maddubs_epi16(h[3], broadcast4(q + 12))));
+            S[j] = part ? _mm256_add_epi16(S[j], s) : s;
+            asm("" : "+x"(S[j]));  // keeps GCC from hoisting every product of the record (it spilled them)
+        }
+    }
+#endif
 #if POCKET_X86_ZMM
     struct Levels16 {
         __m512i lo[4], hi[4];
@@ -1085,11 +1106,22 @@ void packed32_tile(int64_t b0, int64_t b1, const typename P::Block* x0, const ty
                 prefetch_record(x0 + b + ahead);
                 if (x1 != x0) prefetch_record(x1 + b + ahead);
             }
-            typename V::Levels L;
-            V::levels(x0[b], x1[b], L);
-            const typename V::F dx = V::scales(x0[b], x1[b]);
-            for (int j = 0; j < C; ++j)
-                acc[j] = V::fmadd(V::scale(dx, info[j][b].d), V::sums(L, y[j][b], info[j][b].off), acc[j]);
+            if constexpr (V::kRows == 8 && requires { P::kHalves; }) {
+                __m256i S[C];
+                P::template add_half_sums<C>(x0[b], 0, y, b, S);
+                P::template add_half_sums<C>(x0[b], 1, y, b, S);
+                const __m256 dx = V::scales(x0[b], x1[b]);
+                for (int j = 0; j < C; ++j) {
+                    const __m256i dot = _mm256_add_epi32(_mm256_set1_epi32(info[j][b].off), _mm256_madd_epi16(S[j], _mm256_set1_epi16(1)));
+                    acc[j] = V::fmadd(V::scale(dx, info[j][b].d), _mm256_cvtepi32_ps(dot), acc[j]);
+                }
+            } else {
+                typename V::Levels L;
+                V::levels(x0[b], x1[b], L);
+                const typename V::F dx = V::scales(x0[b], x1[b]);
+                for (int j = 0; j < C; ++j)
+                    acc[j] = V::fmadd(V::scale(dx, info[j][b].d), V::sums(L, y[j][b], info[j][b].off), acc[j]);
+            }
         }
         for (int j = 0; j < C; ++j) lane[k][j] = acc[j];
     }
