@@ -4,7 +4,8 @@
 //   gemv/<type>/<isa>     the same through gemm with m = 1 (row tiles share activations)
 //   gemv_repacked/<type>/<isa>  the same on the load-time repacked layout (Q4_0, Q8_0, Q4_K)
 //   gemm/<type>/<isa>/M   M activation rows at once; GFLOPS = 2 * n * rows * M / time
-//   gemm_repacked/<type>/<isa>/M  the same on the repacked layout (prompt processing)
+//   gemm_repacked/<type>/<isa>/M  the same on the repacked layout (prompt processing);
+//                         POCKET_BENCH_N / POCKET_BENCH_ROWS set the gemm shape
 //   read_bandwidth        a STREAM-style read of a large buffer (the ceiling for dot)
 // The M = 1 benchmarks and read_bandwidth run on 1 and 2 threads (/threads:N), each thread
 // taking its share of the rows; they report the bytes of all threads together per wall time.
@@ -13,6 +14,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -24,8 +26,14 @@ namespace {
 using namespace pocket;
 using namespace pocket::kernels;
 
-constexpr int64_t kN = 4096;  // row length
-constexpr int64_t kGemmRows = 256;
+// The gemm shape: rows of kN elements (POCKET_BENCH_N), kGemmRows of them (POCKET_BENCH_ROWS);
+// a model's shapes (n = 2048, 2048 rows for a 1B) can behave unlike the default.
+int64_t env_or(const char* name, int64_t fallback) {
+    const char* v = std::getenv(name);
+    return v && std::atoll(v) > 0 ? std::atoll(v) : fallback;
+}
+const int64_t kN = env_or("POCKET_BENCH_N", 4096);  // row length
+const int64_t kGemmRows = env_or("POCKET_BENCH_ROWS", 256);
 constexpr size_t kDotBytes = size_t{192} << 20;  // weights per dot run: well past any cache
 
 size_t row_bytes(GgmlType t, int64_t n) {
@@ -218,7 +226,7 @@ int main(int argc, char** argv) {
                 benchmark::RegisterBenchmark((std::string("gemv_repacked/") + name_of(t) + "/" + isa_name(isa)).c_str(),
                                              bench_gemv_repacked, t, isa)
                     ->Unit(benchmark::kMillisecond)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
-        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K})
+        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K})
             for (int64_t m : {32, 512})
                 if (repack_kernels(t))
                     benchmark::RegisterBenchmark(

@@ -1489,6 +1489,10 @@ void kx8_group(int64_t nb, const R* x0, const R* x1, const uint8_t* a, size_t as
                         const int8_t* yq = y[j]->qs + 64 * ch + 4 * k;
                         d_lo[j] = V::dot4(d_lo[j], lo, V::set1(dword_at(yq)));
                         d_hi[j] = V::dot4(d_hi[j], hi, V::set1(dword_at(yq + 32)));
+                        // column by column: GCC otherwise hoists every column's broadcasts and
+                        // products and spills a sum each chunk (a store-to-load chain); with 16
+                        // ymm this measured 127 -> 208 GFLOP/s (AVX2) and 175 -> 235 (AVX-VNNI)
+                        asm("" : "+x"(d_lo[j]), "+x"(d_hi[j]));
                     }
                 }
                 for (int j = 0; j < C; ++j) isum[j] = V::add(isum[j], V::add(V::scaled(d_lo[j], s_even), V::scaled(d_hi[j], s_odd)));
