@@ -902,6 +902,7 @@ struct Q4_0x8P {
             asm("" : "+x"(S[j]));  // keeps GCC from hoisting every product of the record (it spilled them)
         }
     }
+    static __m256i half_sums_total(__m256i S) { return _mm256_madd_epi16(S, _mm256_set1_epi16(1)); }
 #endif
 #if POCKET_X86_ZMM
     struct Levels16 {
@@ -943,6 +944,27 @@ struct Q8_0x8P {
         }
     }
     static constexpr int32_t kOffset = POCKET_X86_VNNI ? 128 : 0;  // the flipped levels are +128
+#if !POCKET_X86_VNNI
+    // Prompts without VNNI, as Q4_0x8P: chunks 0-3 (part 0), then 4-7, so that the magnitudes
+    // of four chunks, not eight, stay in registers beside the columns' int32 sums.
+    static constexpr bool kHalves = true;
+    template <int C>
+    static void add_half_sums(const Block& x, int part, const block_q8_0* const* y, int64_t b, __m256i* S) {
+        __m256i aw[4];
+        for (int k = 0; k < 4; ++k) aw[k] = _mm256_sign_epi8(load32(x.qs[4 * part + k]), load32(x.qs[4 * part + k]));
+        for (int j = 0; j < C; ++j) {
+            const int8_t* q = y[j][b].qs + 16 * part;
+            __m256i s = part ? S[j] : _mm256_setzero_si256();
+            for (int k = 0; k < 4; ++k) {
+                const __m256i sy = _mm256_sign_epi8(broadcast4(q + 4 * k), load32(x.qs[4 * part + k]));
+                s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_maddubs_epi16(aw[k], sy), _mm256_set1_epi16(1)));
+            }
+            S[j] = s;
+            asm("" : "+x"(S[j]));
+        }
+    }
+    static __m256i half_sums_total(__m256i S) { return S; }
+#endif
     static __m256i sums_from(const Levels& L, const block_q8_0& y, __m256i init) {
         __m256i P = init;
 #if POCKET_X86_VNNI
@@ -1112,7 +1134,7 @@ void packed32_tile(int64_t b0, int64_t b1, const typename P::Block* x0, const ty
                 P::template add_half_sums<C>(x0[b], 1, y, b, S);
                 const __m256 dx = V::scales(x0[b], x1[b]);
                 for (int j = 0; j < C; ++j) {
-                    const __m256i dot = _mm256_add_epi32(_mm256_set1_epi32(info[j][b].off), _mm256_madd_epi16(S[j], _mm256_set1_epi16(1)));
+                    const __m256i dot = _mm256_add_epi32(_mm256_set1_epi32(info[j][b].off), P::half_sums_total(S[j]));
                     acc[j] = V::fmadd(V::scale(dx, info[j][b].d), _mm256_cvtepi32_ps(dot), acc[j]);
                 }
             } else {
