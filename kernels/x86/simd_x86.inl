@@ -1514,7 +1514,7 @@ void kx8_group(int64_t nb, const R* x0, const R* x1, const uint8_t* a, size_t as
                         // column by column: GCC otherwise hoists every column's broadcasts and
                         // products and spills a sum each chunk (a store-to-load chain); with 16
                         // ymm this measured 127 -> 208 GFLOP/s (AVX2) and 175 -> 235 (AVX-VNNI)
-                        asm("" : "+x"(d_lo[j]), "+x"(d_hi[j]));
+                        asm("" : "+v"(d_lo[j]), "+v"(d_hi[j]));  // "v": any of the 32 registers with AVX-512
                     }
                 }
                 for (int j = 0; j < C; ++j) isum[j] = V::add(isum[j], V::add(V::scaled(d_lo[j], s_even), V::scaled(d_hi[j], s_odd)));
