@@ -884,9 +884,9 @@ struct Q4_0x8P {
     static __m256i sums_from(const Levels& L, const block_q8_0& y, __m256i init) { return q4_0x8_sums_from(L, y, init); }
 #if !POCKET_X86_VNNI
     // Prompts without VNNI: the eight level registers, C columns' sums and accumulators do not
-    // fit in 16 ymm (the 8 x 4 tile spilled its accumulators), so a record is taken one half at
-    // a time, low nibbles (part 0) then high (part 1), each added to the columns' 16-bit sums
-    // S[j] (the integer sums are exact, so the order does not change a bit).
+    // fit in 16 ymm (GCC computed all 32 products of a record first and spilled them), so a
+    // record is taken one half at a time, low nibbles (part 0) then high (part 1), each added
+    // to the columns' 16-bit sums S[j] (the integer sums are exact: no bit changes).
     static constexpr bool kHalves = true;
     template <int C>
     static void add_half_sums(const Block& x, int part, const block_q8_0* const* y, int64_t b, __m256i* S) {
@@ -960,7 +960,7 @@ struct Q8_0x8P {
                 s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_maddubs_epi16(aw[k], sy), _mm256_set1_epi16(1)));
             }
             S[j] = s;
-            asm("" : "+x"(S[j]));
+            asm("" : "+x"(S[j]));  // this column's sums before the next column's products
         }
     }
     static __m256i half_sums_total(__m256i S) { return S; }
