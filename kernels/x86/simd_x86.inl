@@ -652,6 +652,7 @@ struct KXS {
         for (int ib = 0; ib < 8; ++ib) {
             const __m256i sy = _mm256_sign_epi8(load32(y.qs + 32 * ib), p.q[ib]);
             s = madd_add(s, _mm256_maddubs_epi16(p.absq[ib], sy), p.scale[ib]);
+            asm("" : "+v"(s));  // one chain: GCC stored all eight products to the stack first
         }
         return s;
     }
