@@ -518,6 +518,16 @@ struct K45 {
 #endif
 };
 
+// Sixteen int16 scales (one per 16 elements) -> level vector k's (elements 32k..32k+31):
+// 8 int16 lanes of scale 2k, then 8 of scale 2k+1.
+inline __m256i scale_pair_of(__m256i scales, int k) {
+    const __m256i group = k < 4 ? _mm256_permute2x128_si256(scales, scales, 0x00)   // scales 0..7 in both halves
+                                : _mm256_permute2x128_si256(scales, scales, 0x11);  // scales 8..15 in both halves
+    const int e = 4 * (k % 4);  // byte offset of int16 scale 2k within its group of eight
+    return _mm256_shuffle_epi8(group, _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(((e + 3) << 8) | (e + 2))),
+                                                       _mm_set1_epi16(static_cast<short>(((e + 1) << 8) | e))));
+}
+
 struct K6 {
     using W = block_q6_K;
     static constexpr bool kMins = false;
@@ -538,19 +548,11 @@ struct K6 {
         }
     }
     static __m256i scales16(const W& b) { return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales))); }
-    // Level vector k's scales: 8 int16 lanes of scale 2k, then 8 of scale 2k+1
-    static __m256i scale_of(__m256i scales, int k) {
-        const __m256i group = k < 4 ? _mm256_permute2x128_si256(scales, scales, 0x00)   // scales 0..7 in both halves
-                                    : _mm256_permute2x128_si256(scales, scales, 0x11);  // scales 8..15 in both halves
-        const int e = 4 * (k % 4);  // byte offset of int16 scale 2k within its group of eight
-        return _mm256_shuffle_epi8(group, _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(((e + 3) << 8) | (e + 2))),
-                                                           _mm_set1_epi16(static_cast<short>(((e + 1) << 8) | e))));
-    }
     static void prep(const W& b, Prep& p) {
         for (int h = 0; h < 2; ++h) half_levels(b, h, p.lv.q + 4 * h);
         const __m256i scales = scales16(b);
         p.scales32 = _mm256_slli_epi16(scales, 5);  // |scale| <= 128: 32 * scale fits int16
-        for (int k = 0; k < 8; ++k) p.lv.scale[k] = scale_of(scales, k);
+        for (int k = 0; k < 8; ++k) p.lv.scale[k] = scale_pair_of(scales, k);
         p.lv.join();
     }
     // (q - 32) * y summed with the scales = sum of scale * q * y - 32 * sum_g scale[g] * bsums[g], exactly
@@ -569,7 +571,7 @@ struct K6 {
             half_levels(b, h, q);
             for (int quarter = 0; quarter < 4; ++quarter) {
                 const int k = 4 * h + quarter;
-                s = madd_add(s, _mm256_maddubs_epi16(q[quarter], load32(y.qs + 32 * k)), scale_of(scales, k));
+                s = madd_add(s, _mm256_maddubs_epi16(q[quarter], load32(y.qs + 32 * k)), scale_pair_of(scales, k));
             }
         }
         isum_out = _mm256_sub_epi32(s, _mm256_madd_epi16(_mm256_slli_epi16(scales, 5), load32(y.bsums)));
@@ -591,23 +593,45 @@ struct K2 {
         ScaledLevels lv;   // levels 0..3; low nibbles of the scales, as int16 pairs
         __m256i mins;      // the 16 mins (high nibbles) as int16, against bsums
     };
+    // Level vector k = 4h + s (half h, shift s)
+    static __m256i levels(__m256i qs_half, int s) { return _mm256_and_si256(_mm256_srli_epi16(qs_half, 2 * s), _mm256_set1_epi8(3)); }
+    static __m128i packed(const W& b) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)); }
+    static __m256i scales16(__m128i sc) { return _mm256_cvtepu8_epi16(_mm_and_si128(sc, _mm_set1_epi8(0x0F))); }
+    static __m256i mins16(__m128i sc) { return _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), _mm_set1_epi8(0x0F))); }
     static void prep(const W& b, Prep& p) {
+        const __m256i scales = scales16(packed(b));
         for (int h = 0; h < 2; ++h) {
             const __m256i q = load32(b.qs + 32 * h);
             for (int s = 0; s < 4; ++s) {
-                p.lv.q[4 * h + s] = _mm256_and_si256(_mm256_srli_epi16(q, 2 * s), _mm256_set1_epi8(3));
-                const int j = 8 * h + 2 * s;
-                p.lv.scale[4 * h + s] = scale_pair(b.scales[j] & 0xF, b.scales[j + 1] & 0xF);
+                p.lv.q[4 * h + s] = levels(q, s);
+                p.lv.scale[4 * h + s] = scale_pair_of(scales, 4 * h + s);
             }
         }
         p.lv.join();
-        const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
-        p.mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc, 4), _mm_set1_epi8(0x0F)));
+        p.mins = mins16(packed(b));
     }
     static __m256i isum(const Prep& p, const block_q8_K& y) {
         return p.lv.dot(y);
     }
     static __m256i summ(const Prep& p, const block_q8_K& y) { return _mm256_madd_epi16(p.mins, load32(y.bsums)); }
+#if !POCKET_X86_ZMM
+    // Decoding (one column) on ymm: each level vector multiplied as soon as it is built
+    // rather than kept in a Prep (18 vectors: more than the registers).
+    static void sums1(const W& b, const block_q8_K& y, __m256i& isum_out, __m256i& summ_out) {
+        const __m128i sc = packed(b);
+        const __m256i scales = scales16(sc);
+        summ_out = _mm256_madd_epi16(mins16(sc), load32(y.bsums));
+        __m256i sum = _mm256_setzero_si256();
+        for (int h = 0; h < 2; ++h) {
+            const __m256i q = load32(b.qs + 32 * h);
+            for (int s = 0; s < 4; ++s) {
+                const int k = 4 * h + s;
+                sum = madd_add(sum, _mm256_maddubs_epi16(levels(q, s), load32(y.qs + 32 * k)), scale_pair_of(scales, k));
+            }
+        }
+        isum_out = sum;
+    }
+#endif
 };
 
 struct K3 {
@@ -617,28 +641,59 @@ struct K3 {
         ScaledLevels lv;   // level + 4, i.e. 0..7; group scales as int16 pairs
         __m256i scales4;   // 4 x the 16 group scales, for the -4 through bsums
     };
+    // Level vector k = 4h + s: level + 4 (0..7) from shift s of half h's qs and hmask bit k
+    // (set means the level has no -4)
+    static __m256i levels(__m256i qs_half, __m256i hm, int h, int s) {
+        const __m256i low = _mm256_and_si256(_mm256_srli_epi16(qs_half, 2 * s), _mm256_set1_epi8(3));
+        const __m256i hbit = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + s), _mm256_set1_epi8(1));
+        return _mm256_or_si256(low, _mm256_slli_epi16(hbit, 2));
+    }
+    // The 16 six-bit scales minus 32 as int16 (q3k_scale's values): scale j's low nibble is
+    // byte j % 8's low (j < 8) or high nibble; its top two bits are bits 2 (j / 4) of byte
+    // 8 + j % 4, brought down by a shift of each 32-bit lane (bytes 4i..4i+3 by 2i).
+    static __m256i scales16(const W& b) {
+        uint64_t lows;
+        uint32_t highs;
+        std::memcpy(&lows, b.scales, 8);
+        std::memcpy(&highs, b.scales + 8, 4);
+        const __m128i m4 = _mm_set1_epi8(0x0F), l = _mm_cvtsi64_si128(static_cast<long long>(lows));
+        const __m128i low = _mm_unpacklo_epi64(_mm_and_si128(l, m4), _mm_and_si128(_mm_srli_epi16(l, 4), m4));
+        const __m128i h = _mm_srlv_epi32(_mm_set1_epi32(static_cast<int>(highs)), _mm_setr_epi32(0, 2, 4, 6));
+        const __m128i high = _mm_and_si128(h, _mm_set1_epi8(3));
+        return _mm256_cvtepi8_epi16(_mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(high, 4)), _mm_set1_epi8(32)));
+    }
     static void prep(const W& b, Prep& p) {
-        const __m256i hm = load32(b.hmask);
+        const __m256i hm = load32(b.hmask), scales = scales16(b);
         for (int h = 0; h < 2; ++h) {
             const __m256i q = load32(b.qs + 32 * h);
             for (int s = 0; s < 4; ++s) {
-                const __m256i low = _mm256_and_si256(_mm256_srli_epi16(q, 2 * s), _mm256_set1_epi8(3));
-                // hmask bit 4h+s of byte k: set means the level has no -4
-                const __m256i hbit = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + s), _mm256_set1_epi8(1));
-                p.lv.q[4 * h + s] = _mm256_or_si256(low, _mm256_slli_epi16(hbit, 2));
-                const int j = 8 * h + 2 * s;
-                p.lv.scale[4 * h + s] = scale_pair(q3k_scale(j, b.scales), q3k_scale(j + 1, b.scales));
+                p.lv.q[4 * h + s] = levels(q, hm, h, s);
+                p.lv.scale[4 * h + s] = scale_pair_of(scales, 4 * h + s);
             }
         }
-        alignas(32) int16_t s4[16];
-        for (int j = 0; j < 16; ++j) s4[j] = static_cast<int16_t>(4 * q3k_scale(j, b.scales));
-        p.scales4 = load32(s4);
+        p.scales4 = _mm256_slli_epi16(scales, 2);  // |scale| <= 32: 4 * scale fits int16
         p.lv.join();
     }
     static __m256i isum(const Prep& p, const block_q8_K& y) {
         // (level + 4 - 4) * y with the scales = the levels' sum - 4 * sum_g scale[g] * bsums[g], exactly
         return _mm256_sub_epi32(p.lv.dot(y), _mm256_madd_epi16(p.scales4, load32(y.bsums)));
     }
+#if !POCKET_X86_ZMM
+    // Decoding (one column) on ymm: each level vector multiplied as soon as it is built
+    // rather than kept in a Prep (17 vectors). No mins: summ is left alone.
+    static void sums1(const W& b, const block_q8_K& y, __m256i& isum_out, __m256i&) {
+        const __m256i hm = load32(b.hmask), scales = scales16(b);
+        __m256i sum = _mm256_setzero_si256();
+        for (int h = 0; h < 2; ++h) {
+            const __m256i q = load32(b.qs + 32 * h);
+            for (int s = 0; s < 4; ++s) {
+                const int k = 4 * h + s;
+                sum = madd_add(sum, _mm256_maddubs_epi16(levels(q, hm, h, s), load32(y.qs + 32 * k)), scale_pair_of(scales, k));
+            }
+        }
+        isum_out = _mm256_sub_epi32(sum, _mm256_madd_epi16(_mm256_slli_epi16(scales, 2), load32(y.bsums)));
+    }
+#endif
 };
 
 struct KXS {
