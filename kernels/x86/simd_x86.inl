@@ -748,12 +748,46 @@ float kquant_factor(float v) {
     else return v;
 }
 
+// Types whose one-column integer sums come straight from the bits (ymm decoding)
+template <class K>
+concept HasSums1 = requires(const typename K::W& b, const block_q8_K& y, __m256i& v) { K::sums1(b, y, v, v); };
+
+// Decoding with sums1: one weight row x one activation column, the scalar steps on floats in
+// lane 0. Kept apart from kquant_tile so that the accumulator and y.d stay in registers: in
+// the tile's general form GCC kept a one-column accumulator on the stack and loaded y.d
+// through a store it could not forward (AVX2 Q2_K tg64 ~27 -> ~31 t/s). Rows in the lanes of
+// one vector (four rows' sums reduced together) measured no faster; types decoded through a
+// Prep (the i-quants, all types on zmm) measured slower here (IQ4_XS ~9%), so keep the tile.
+template <HasSums1 K>
+void kquant_column(int64_t n, const uint8_t* w, const block_q8_K* y, float* c) {
+    using W = typename K::W;
+    __m128 acc = _mm_setzero_ps();
+    for (int64_t i = 0; i < n / kQKK; ++i) {
+        const W& b = reinterpret_cast<const W*>(w)[i];
+        __m256i is = _mm256_setzero_si256(), sm = _mm256_setzero_si256();
+        K::sums1(b, y[i], is, sm);
+        // y.d * d(x), fma(d, isum, acc), then fma(-dmin, summ, acc): the scalar steps
+        const __m128 yd = _mm_set1_ps(y[i].d);
+        const __m128 xd = _mm_cvtph_ps(_mm_cvtsi32_si128(kquant_d_bits<K>(b)));
+        acc = _mm_fmadd_ps(_mm_mul_ps(yd, xd), _mm_cvtepi32_ps(_mm_cvtsi32_si128(hsum_i32(is))), acc);
+        if constexpr (K::kMins) {
+            const __m128 xdmin = _mm_cvtph_ps(_mm_cvtsi32_si128(b.dmin));
+            acc = _mm_fnmadd_ps(_mm_mul_ps(yd, xdmin), _mm_cvtepi32_ps(_mm_cvtsi32_si128(hsum_i32(sm))), acc);
+        }
+    }
+    *c = kquant_factor<K>(_mm_cvtss_f32(acc));
+}
+
 // R weight rows x C activation columns, in groups of four columns: column 4g + j of a row
 // lives in lane j of acc[r][g], so the integer sums of four columns reduce together and
 // their scalar steps run as one vector op each, lane by lane the scalar sequence. Lanes
 // past C see zero sums and a zero scale and are never stored.
 template <class K, int R, int C>
 void kquant_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* c, size_t cs) {
+    if constexpr (C == 1 && R == 1 && HasSums1<K>) {
+        kquant_column<K>(n, w, reinterpret_cast<const block_q8_K*>(a), c);
+        return;
+    }
     constexpr int G = (C + 3) / 4;
     using W = typename K::W;
     __m128 acc[R][G];
@@ -768,18 +802,6 @@ void kquant_tile(int64_t n, const uint8_t* w, size_t ws, const uint8_t* a, size_
         }
         for (int r = 0; r < R; ++r) {
             const W& b = reinterpret_cast<const W*>(w + ws * r)[i];
-            if constexpr (C == 1 && requires(__m256i v) { K::sums1(b, *y[0], v, v); }) {  // decoding, without a Prep
-                const __m128 xd = _mm_set1_ps(half_f32(kquant_d_bits<K>(b)));
-                __m256i is[4] = {}, sm[4] = {};
-                K::sums1(b, *y[0], is[0], sm[0]);
-                const __m128 yd4 = _mm_load_ps(yd);
-                acc[r][0] = _mm_fmadd_ps(_mm_mul_ps(yd4, xd), _mm_cvtepi32_ps(column_sums<1>(is)), acc[r][0]);
-                if constexpr (K::kMins) {
-                    const __m128 dmin = _mm_mul_ps(yd4, _mm_set1_ps(half_f32(b.dmin)));
-                    acc[r][0] = _mm_fnmadd_ps(dmin, _mm_cvtepi32_ps(column_sums<1>(sm)), acc[r][0]);
-                }
-                continue;
-            }
             typename K::Prep prep;
             K::prep(b, prep);
             const __m128 xd = _mm_set1_ps(half_f32(kquant_d_bits<K>(b)));
