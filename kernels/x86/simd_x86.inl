@@ -614,7 +614,6 @@ struct K2 {
         return p.lv.dot(y);
     }
     static __m256i summ(const Prep& p, const block_q8_K& y) { return _mm256_madd_epi16(p.mins, load32(y.bsums)); }
-#if !POCKET_X86_ZMM
     // Decoding (one column) on ymm: each level vector multiplied as soon as it is built
     // rather than kept in a Prep (18 vectors: more than the registers).
     static void sums1(const W& b, const block_q8_K& y, __m256i& isum_out, __m256i& summ_out) {
@@ -631,7 +630,6 @@ struct K2 {
         }
         isum_out = sum;
     }
-#endif
 };
 
 struct K3 {
@@ -678,7 +676,6 @@ struct K3 {
         // (level + 4 - 4) * y with the scales = the levels' sum - 4 * sum_g scale[g] * bsums[g], exactly
         return _mm256_sub_epi32(p.lv.dot(y), _mm256_madd_epi16(p.scales4, load32(y.bsums)));
     }
-#if !POCKET_X86_ZMM
     // Decoding (one column) on ymm: each level vector multiplied as soon as it is built
     // rather than kept in a Prep (17 vectors). No mins: summ is left alone.
     static void sums1(const W& b, const block_q8_K& y, __m256i& isum_out, __m256i&) {
@@ -693,7 +690,6 @@ struct K3 {
         }
         isum_out = _mm256_sub_epi32(sum, _mm256_madd_epi16(_mm256_slli_epi16(scales, 2), load32(y.bsums)));
     }
-#endif
 };
 
 struct KXS {
@@ -757,7 +753,7 @@ concept HasSums1 = requires(const typename K::W& b, const block_q8_K& y, __m256i
 // the tile's general form GCC kept a one-column accumulator on the stack and loaded y.d
 // through a store it could not forward (AVX2 Q2_K tg64 ~27 -> ~31 t/s). Rows in the lanes of
 // one vector (four rows' sums reduced together) measured no faster; types decoded through a
-// Prep (the i-quants, all types on zmm) measured slower here (IQ4_XS ~9%), so keep the tile.
+// Prep (the i-quants) measured slower here (IQ4_XS ~9%), so they keep the tile.
 template <HasSums1 K>
 void kquant_column(int64_t n, const uint8_t* w, const block_q8_K* y, float* c) {
     using W = typename K::W;
