@@ -434,7 +434,10 @@ struct ScaledLevels {
     void join() {}
     __m256i dot(const block_q8_K& y) const {
         __m256i s = _mm256_setzero_si256();
-        for (int k = 0; k < 8; ++k) s = madd_add(s, _mm256_maddubs_epi16(q[k], load32(y.qs + 32 * k)), scale[k]);
+        for (int k = 0; k < 8; ++k) {
+            s = madd_add(s, _mm256_maddubs_epi16(q[k], load32(y.qs + 32 * k)), scale[k]);
+            sum_in_order(s);
+        }
         return s;
     }
 #endif
