@@ -39,6 +39,7 @@ struct SignedGridPrep {
         for (int ib = 0; ib < 8; ++ib) {
             const __m256i sy = _mm256_sign_epi8(load32(y.qs + 32 * ib), sign[ib]);
             s = madd_add(s, _mm256_maddubs_epi16(mag[ib], sy), scale[ib]);
+            sum_in_order(s);
         }
         return s;
     }
@@ -156,6 +157,7 @@ struct Iq1Prep {
         for (int ib = 0; ib < 8; ++ib) {
             const __m256i sy = _mm256_sign_epi8(load32(y.qs + 32 * ib), w[ib]);
             s = madd_add(s, _mm256_maddubs_epi16(absw[ib], sy), scale[ib]);
+            sum_in_order(s);
         }
         return s;
     }
@@ -177,8 +179,10 @@ struct Iq1sPrep {
     __m256i dot(const block_q8_K& y) const {
         const __m256i ones = _mm256_set1_epi8(1);
         __m256i s = _mm256_madd_epi16(load32(y.bsums), delta);
-        for (int ib = 0; ib < 8; ++ib)
+        for (int ib = 0; ib < 8; ++ib) {
             s = madd_add(s, _mm256_maddubs_epi16(ones, _mm256_sign_epi8(load32(y.qs + 32 * ib), level[ib])), scale8[ib]);
+            sum_in_order(s);
+        }
         return s;
     }
 };
