@@ -52,7 +52,9 @@ struct SignedGridPrep {
 
 // The grid types' prompt (Prep) and decoding (sums1) paths, from their sub_block(b, ib).
 // Decoding multiplies each sub-block as soon as it is built: the Prep's 24 vectors are more
-// than the registers, and the tile's one-column form kept its accumulator on the stack.
+// than the registers, and the tile's one-column form kept its accumulator on the stack. GCC
+// left that loop rolled; unrolled, the loads of one sub-block overlap the next one's
+// products (AVX2 IQ3_XXS tg64 ~11.4 -> ~12.3 t/s).
 template <class K>
 struct SignedGrid {
     static constexpr bool kMins = false;
@@ -65,6 +67,7 @@ struct SignedGrid {
     template <class W>
     static void sums1(const W& b, const block_q8_K& y, __m256i& isum_out, __m256i&) {
         __m256i s = _mm256_setzero_si256();
+#pragma GCC unroll 8
         for (int ib = 0; ib < 8; ++ib) {
             const SignedSub sub = K::sub_block(b, ib);
             s = madd_add(s, sub.dot(y.qs + 32 * ib), sub.scale);
