@@ -108,6 +108,10 @@ struct CpuBackendOptions {
     // Ops with fewer multiply-adds than this run on one thread, saving a barrier that would
     // cost more than their work (0: split every op; tests use it). Results do not change.
     int64_t min_parallel_cost = 64 * 1024;
+    // Run with fewer threads while other processes hold cores, i.e. while the barriers keep
+    // waiting for a descheduled thread (tests of the split across threads turn it off).
+    // Results do not change.
+    bool adapt_threads = true;
 };
 
 // The CPU backend: a thread pool created once (n_threads - 1 workers plus the caller), ops

@@ -115,7 +115,7 @@ struct CaseResult {
 };
 
 CaseResult run_case(const OpCase& c, Device& device) {
-    auto cpu = make_cpu_backend({.n_threads = 2, .min_parallel_cost = 0});
+    auto cpu = make_cpu_backend({.n_threads = 2, .min_parallel_cost = 0, .adapt_threads = false});
     std::unique_ptr<Backend> dev = device.is_host() ? nullptr : device.make_backend(2);
     std::vector<Backend*> backends = dev ? std::vector<Backend*>{dev.get(), cpu.get()} : std::vector<Backend*>{cpu.get()};
     Scheduler sched(backends, [](int) { return 0; });

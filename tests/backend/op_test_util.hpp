@@ -77,7 +77,7 @@ inline std::vector<uint8_t> bytes_of(const Tensor& t) {
 struct CpuRunner {
     // Every op split across the threads unless min_parallel_cost says otherwise.
     explicit CpuRunner(int n_threads = 2, bool poison = false, int64_t min_parallel_cost = 0)
-        : backend(make_cpu_backend({.n_threads = n_threads, .min_parallel_cost = min_parallel_cost})),
+        : backend(make_cpu_backend({.n_threads = n_threads, .min_parallel_cost = min_parallel_cost, .adapt_threads = false})),
           sched(*backend, {.poison = poison}) {}
     std::unique_ptr<Backend> backend;
     Scheduler sched;

@@ -120,8 +120,8 @@ TEST(GraphExecution, TwoBackendsSplitByLayerMatchOne) {
     CpuRunner one(2);
     const auto ref = prefill_logits(*one.backend, one.sched);
 
-    auto a = make_cpu_backend({.n_threads = 2, .min_parallel_cost = 0});
-    auto b = make_cpu_backend({.n_threads = 3, .min_parallel_cost = 0});
+    auto a = make_cpu_backend({.n_threads = 2, .min_parallel_cost = 0, .adapt_threads = false});
+    auto b = make_cpu_backend({.n_threads = 3, .min_parallel_cost = 0, .adapt_threads = false});
     // Layers 1.. on the second backend (like -ngl 2 of 3), the embeddings and layer 0 on the first.
     Scheduler split({a.get(), b.get()}, [](int layer) { return layer >= 1 ? 1 : 0; });
     MiniLlama model(*a, GgmlType::F32, GgmlType::F16);

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 
 namespace {
 
@@ -44,4 +46,36 @@ TEST(ThreadPool, OnlyTheActiveThreadsRunAndMeet) {
     EXPECT_EQ(pool.active(), 4);
     pool.set_active(0);
     EXPECT_EQ(pool.active(), 1);
+}
+
+namespace {
+
+struct LateThread {
+    pocket::cpu::ThreadPool* pool;
+};
+
+// Thread 1 comes to the barrier long after thread 0's spin has run out.
+void late_job(void* p, int ith) {
+    auto* r = static_cast<LateThread*>(p);
+    if (ith == 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    r->pool->barrier();
+}
+
+}  // namespace
+
+TEST(ThreadPool, ReportsBarriersAndTheTimeWaitersSlept) {
+    pocket::cpu::ThreadPool pool(2);
+    LateThread r{&pool};
+    pool.run(&late_job, &r);
+    const auto run = pool.last_run();
+    EXPECT_EQ(run.threads, 2);
+    EXPECT_EQ(run.barriers, 2u) << "the job's barrier and the closing one";
+    // Thread 0 waited 30 ms for thread 1 at the job's barrier, nearly all of it asleep.
+    EXPECT_GE(run.slept_ns, 20'000'000u);
+    EXPECT_GE(run.wall_ns, 30'000'000u);
+    EXPECT_LT(run.slept_ns, run.wall_ns);
+    pool.set_active(1);
+    pool.run(&late_job, &r);
+    EXPECT_EQ(pool.last_run().threads, 1);
+    EXPECT_EQ(pool.last_run().barriers, 0u);
 }

@@ -5,6 +5,7 @@
 #include "backend/cpu/cpu_device.hpp"
 #include "backend/cpu/ops.hpp"
 #include "backend/cpu/thread_pool.hpp"
+#include "backend/cpu/thread_throttle.hpp"
 #include "pocket/device.hpp"
 #include "pocket/error.hpp"
 
@@ -61,7 +62,8 @@ constexpr auto kOps = make_op_table();
 class CpuBackend final : public Backend {
 public:
     explicit CpuBackend(const CpuBackendOptions& options)
-        : pool_(options.n_threads), min_parallel_cost_(options.min_parallel_cost) {}
+        : pool_(options.n_threads), asked_threads_(pool_.size()), min_parallel_cost_(options.min_parallel_cost),
+          adapt_threads_(options.adapt_threads) {}
 
     Device& device() const override { return cpu_device(); }
     bool can_access(const Tensor& t) const override {
@@ -98,12 +100,15 @@ public:
     }
 
     // Scratch is sized for the whole pool (reserve), so fewer threads always fit in it.
-    void set_threads(int n_threads) override { pool_.set_active(n_threads); }
+    void set_threads(int n_threads) override { asked_threads_ = std::clamp(n_threads, 1, pool_.size()); }
 
     void compute(std::span<Tensor* const> nodes) override {
         if (work_size(nodes) > work_size_)
             throw Error("cpu backend: compute without reserve for these nodes (scratch {} < {} bytes)", work_size_,
                         work_size(nodes));
+        // Fewer threads than asked while other processes hold cores (see ThreadThrottle).
+        using Clock = cpu::ThreadThrottle::Clock;
+        pool_.set_active(adapt_threads_ ? throttle_.threads(asked_threads_, Clock::now()) : asked_threads_);
         // A graph with no op worth splitting (a tiny model's decode step) runs on this
         // thread alone: waking the workers would cost more than the whole graph.
         const bool split = pool_.active() > 1 && std::any_of(nodes.begin(), nodes.end(), [&](const Tensor* n) {
@@ -112,6 +117,7 @@ public:
         if (split) {
             Run run{this, nodes};
             pool_.run(&CpuBackend::run_job, &run);
+            if (adapt_threads_) throttle_.observe(pool_.last_run(), Clock::now());
         } else {
             const OpContext alone{0, 1, nullptr, work_.get(), work_size_, &errors_};
             for (Tensor* node : nodes)
@@ -180,7 +186,10 @@ private:
     };
 
     cpu::ThreadPool pool_;
+    int asked_threads_;
     int64_t min_parallel_cost_;
+    bool adapt_threads_;
+    cpu::ThreadThrottle throttle_;
     std::unique_ptr<uint8_t, FreeDeleter> work_;
     size_t work_size_ = 0;
     cpu::ErrorSlot errors_;

@@ -1,6 +1,8 @@
 // Persistent thread pool with a sense-counting barrier (see thread_pool.hpp).
 #include "backend/cpu/thread_pool.hpp"
 
+#include <chrono>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -12,6 +14,11 @@ inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
     _mm_pause();
 #endif
+}
+inline uint64_t now_ns() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
 }
 }  // namespace
 
@@ -36,8 +43,13 @@ void ThreadPool::run(Job job, void* ctx) {
             run_active_ = 1;               // the job's barriers are then no-ops
         }
         job(ctx, 0);
+        last_run_ = {};
         return;
     }
+    // No worker touches the counters before the run is published.
+    const uint32_t first_phase = phase_.load(std::memory_order_relaxed);
+    slept_ns_.store(0, std::memory_order_relaxed);
+    const uint64_t start_ns = now_ns();
     {
         // The run and its thread count are published together: a worker that wakes late
         // sees the count of the run whose job it reads, never the next one's.
@@ -51,6 +63,10 @@ void ThreadPool::run(Job job, void* ctx) {
     job(ctx, 0);
     // The closing barrier: when it opens, every worker has finished the job.
     barrier();
+    // A worker that slept at this last barrier may add its time a moment late (into the
+    // next run's): the figures are a hint, never a result.
+    last_run_ = {run_active_, phase_.load(std::memory_order_acquire) - first_phase,
+                 slept_ns_.load(std::memory_order_relaxed), now_ns() - start_ns};
 }
 
 void ThreadPool::worker_main(int ith) {
@@ -90,7 +106,10 @@ void ThreadPool::barrier() {
         if (phase_.load(std::memory_order_acquire) != phase) return;
         cpu_relax();
     }
+    // Only this slow path is timed: a spin is short by construction.
+    const uint64_t sleep_start = now_ns();
     while (phase_.load(std::memory_order_acquire) == phase) phase_.wait(phase, std::memory_order_acquire);
+    slept_ns_.fetch_add(now_ns() - sleep_start, std::memory_order_relaxed);
 }
 
 }  // namespace pocket::cpu

@@ -33,6 +33,17 @@ public:
     // Waits until every thread of the current run reached this point.
     void barrier();
 
+    // How the last run went (see ThreadThrottle): its threads, the barriers it passed (the
+    // closing one included), the time its threads slept at them after spinning out (summed
+    // over threads), and its wall time.
+    struct RunStats {
+        int threads = 1;
+        uint32_t barriers = 0;
+        uint64_t slept_ns = 0;
+        uint64_t wall_ns = 0;
+    };
+    RunStats last_run() const { return last_run_; }
+
 private:
     void worker_main(int ith);
 
@@ -48,8 +59,11 @@ private:
     Job job_ = nullptr;
     void* ctx_ = nullptr;
 
+    RunStats last_run_;
+
     alignas(64) std::atomic<int> arrived_{0};
     alignas(64) std::atomic<uint32_t> phase_{0};
+    alignas(64) std::atomic<uint64_t> slept_ns_{0};  // written on the slow path only
 };
 
 }  // namespace pocket::cpu
