@@ -20,11 +20,17 @@ void ThreadThrottle::observe(const ThreadPool::RunStats& run, Clock::time_point 
     // of a decoding run, a third of a prompt's on a noisy machine); asleep more than half the
     // run, they are waiting for a thread that has no core.
     const bool crowded = run.slept_ns * 2 > run.wall_ns * static_cast<uint64_t>(run.threads - 1);
-    if (crowded) {
+    // A single short stalled run is often a burst of the host's (measured: one decoding step
+    // in six, quiet); a neighbour stays, and fills a long run. A retry answers at once: the
+    // neighbour was there before it.
+    crowded_runs_ = crowded ? crowded_runs_ + 1 : 0;
+    const bool long_run = run.wall_ns >= static_cast<uint64_t>(std::chrono::nanoseconds(kLongRun).count());
+    if (crowded_runs_ >= kCrowdedRuns || (crowded && (trying_ || long_run))) {
         ++given_up_;
         retry_after_ = trying_ ? std::min<Clock::duration>(retry_after_ * 2, kLongestRetry) : Clock::duration(kFirstRetry);
         changed_ = now;
-    } else if (trying_) {
+        crowded_runs_ = 0;
+    } else if (trying_ && !crowded) {
         retry_after_ = kFirstRetry;
     }
     trying_ = false;
