@@ -74,7 +74,6 @@ TEST(ThreadPool, ReportsBarriersAndTheTimeWaitersSlept) {
     // slept. (How long it slept is left loose: a loaded machine may deschedule it too.)
     EXPECT_GT(run.slept_ns, 0u);
     EXPECT_GE(run.wall_ns, 30'000'000u);
-    EXPECT_LT(run.slept_ns, run.wall_ns);
     pool.set_active(1);
     pool.run(&late_job, &r);
     EXPECT_EQ(pool.last_run().threads, 1);
