@@ -18,6 +18,13 @@ const ThreadThrottle::Clock::time_point t0{};
 ThreadPool::RunStats crowded(int threads) { return {threads, 100, 6'000'000ull * (threads - 1), 10'000'000}; }
 ThreadPool::RunStats calm(int threads) { return {threads, 100, 4'000'000ull * (threads - 1), 10'000'000}; }
 
+// Two crowded runs in a row at the threads the throttle gave.
+void crowd(ThreadThrottle& t, int asked, ThreadThrottle::Clock::time_point now) {
+    const int n = t.threads(asked, now);
+    t.observe(crowded(n), now);
+    t.observe(crowded(n), now);
+}
+
 }  // namespace
 
 TEST(ThreadThrottle, CalmRunsKeepEveryThread) {
@@ -29,13 +36,6 @@ TEST(ThreadThrottle, CalmRunsKeepEveryThread) {
     // Mostly sleeping, but too few barriers to say anything.
     t.observe({4, ThreadThrottle::kMinBarriers - 1, 30'000'000, 10'000'000}, t0 + 1s);
     EXPECT_EQ(t.threads(4, t0 + 1s), 4);
-}
-
-// Two crowded runs in a row at the threads the throttle gave.
-void crowd(ThreadThrottle& t, int asked, ThreadThrottle::Clock::time_point now) {
-    const int n = t.threads(asked, now);
-    t.observe(crowded(n), now);
-    t.observe(crowded(n), now);
 }
 
 TEST(ThreadThrottle, OneStalledRunIsNotANeighbour) {

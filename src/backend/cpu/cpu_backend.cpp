@@ -121,12 +121,13 @@ public:
             pool_.run(&CpuBackend::run_job, &run);
             if (adapt_threads_) {
                 throttle_.observe(pool_.last_run(), Clock::now());
-                if (const int given_up = throttle_.threads_given_up(); given_up > logged_given_up_)
+                const int given_up = throttle_.threads_given_up();
+                if (given_up > logged_given_up_)
                     spdlog::debug("cpu: {} of {} threads given up: other processes hold cores (the threads kept waiting "
                                   "on a descheduled one)", given_up, asked_threads_);
-                else if (given_up < logged_given_up_ && given_up == 0)
+                else if (given_up == 0 && logged_given_up_ > 0)
                     spdlog::debug("cpu: back to {} threads", asked_threads_);
-                logged_given_up_ = throttle_.threads_given_up();
+                logged_given_up_ = given_up;
             }
         } else {
             const OpContext alone{0, 1, nullptr, work_.get(), work_size_, &errors_};
@@ -200,7 +201,7 @@ private:
     int64_t min_parallel_cost_;
     bool adapt_threads_;
     cpu::ThreadThrottle throttle_;
-    int logged_given_up_ = 0;
+    int logged_given_up_ = 0;  // what run -v was last told
     std::unique_ptr<uint8_t, FreeDeleter> work_;
     size_t work_size_ = 0;
     cpu::ErrorSlot errors_;

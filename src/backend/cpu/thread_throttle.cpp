@@ -24,7 +24,7 @@ void ThreadThrottle::observe(const ThreadPool::RunStats& run, Clock::time_point 
     // in six, quiet); a neighbour stays, and fills a long run. A retry answers at once: the
     // neighbour was there before it.
     crowded_runs_ = crowded ? crowded_runs_ + 1 : 0;
-    const bool long_run = run.wall_ns >= static_cast<uint64_t>(std::chrono::nanoseconds(kLongRun).count());
+    const bool long_run = std::chrono::nanoseconds(run.wall_ns) >= kLongRun;
     if (crowded_runs_ >= kCrowdedRuns || (crowded && (trying_ || long_run))) {
         ++given_up_;
         retry_after_ = trying_ ? std::min<Clock::duration>(retry_after_ * 2, kLongestRetry) : Clock::duration(kFirstRetry);

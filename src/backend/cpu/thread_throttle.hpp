@@ -7,9 +7,9 @@
 // it, and two threads on one free core decode at less than half the speed of one (measured in
 // bench/README.md). The sign is plain in the pool's barrier: waiters that spin out their
 // budget and sleep, for most of the run. After two such runs in a row (or one long one, a
-// prompt's) the next runs use one thread fewer; a second later one run tries the thread again, and a try that finds the core
-// still taken doubles the time to the next. Results do not change: ops are bitwise identical for
-// any thread count.
+// prompt's) the next runs use one thread fewer; a second later one run tries the thread
+// again, and a try that finds the core still taken doubles the time to the next. Results do
+// not change: ops are bitwise identical for any thread count.
 #include "backend/cpu/thread_pool.hpp"
 
 #include <chrono>
