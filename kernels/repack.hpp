@@ -159,6 +159,26 @@ void q6_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* 
 void q6_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
                         size_t c_stride);
 
+// The row-interleaved IQ4_XS layout: eight rows' super-blocks i in one 1088-byte record, the
+// same bytes as the eight blocks, reordered. d of the eight rows; each row's scales_l (the low
+// nibbles of its eight sub-block scales, nibble ib at bits 4ib) as one dword, dwords of the
+// eight rows together; their scales_h (bits 2ib, 2ib+1: the scale's top two bits); then qs
+// in 4-byte chunks as for Q4_0: qs[k][r] = row r's qs[4k..4k+3], so chunk 4ib + c holds
+// elements 32ib + 4c.. (low nibbles) and 32ib + 16 + 4c.. (high nibbles) of sub-block ib, as
+// indices into the 16 non-linear levels.
+struct block_iq4_xsx8 {
+    half d[kQ4_0x8Rows];
+    uint32_t scales_l[kQ4_0x8Rows];
+    uint16_t scales_h[kQ4_0x8Rows];
+    uint8_t qs[kQKK / 8][kQ4_0x8Rows][4];
+};
+static_assert(sizeof(block_iq4_xsx8) == kQ4_0x8Rows * sizeof(block_iq4_xs), "repacking must not change the size");
+
+size_t iq4_xsx8_packed_bytes(int64_t rows, int64_t n);
+void iq4_xsx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst);
+void iq4_xsx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
+                          size_t c_stride);
+
 #if defined(POCKET_KERNELS_X86)
 PackedGemmFn q4_0x8_gemm_avx2();
 PackedGemmFn q4_0x8_gemm_avx512();
@@ -175,6 +195,9 @@ PackedGemmFn q6_Kx8_gemm_avx2();
 PackedGemmFn q6_Kx8_gemm_avx512();
 PackedGemmFn q6_Kx8_gemm_avxvnni();
 PackedGemmFn q8_0x8_gemm_avxvnni();
+PackedGemmFn iq4_xsx8_gemm_avx2();
+PackedGemmFn iq4_xsx8_gemm_avx512();
+PackedGemmFn iq4_xsx8_gemm_avxvnni();
 #endif
 
 }  // namespace pocket::kernels

@@ -1442,6 +1442,8 @@ struct Rows8 {
     static constexpr int kRecords = 1;
     // 32 bytes of a record's 8 rows (p0); p1, the same bytes of a second record, is for Rows16
     static I lanes(const void* p0, const void*) { return load32(p0); }
+    // 8 uint16 values of a record's rows (p0), zero-extended to the int32 lanes
+    static I words(const uint16_t* p0, const uint16_t*) { return _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p0))); }
     static F halves(const half* h0, const half*) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h0))); }
     static I set1(int32_t v) { return _mm256_set1_epi32(v); }
     static I zero() { return _mm256_setzero_si256(); }
@@ -1456,6 +1458,7 @@ struct Rows8 {
     static I broadcast16(__m128i v) { return _mm256_broadcastsi128_si256(v); }
     static I add(I a, I b) { return _mm256_add_epi32(a, b); }
     static I sub(I a, I b) { return _mm256_sub_epi32(a, b); }
+    static I sub8(I a, I b) { return _mm256_sub_epi8(a, b); }
     // Sums of u8 x s8 products over the eight chunks of a sub-block, then times its scale.
     // With VNNI: int32 lanes (vpdpbusd), scaled by a multiply. Without: int16 pairs from
     // maddubs added as they come (8 chunks x 2 x 15 x 128 <= 30720 fits int16: weights are
@@ -1501,6 +1504,10 @@ struct Rows16 {
     static constexpr int kRecords = 2;
     static I join(__m256i a, __m256i b) { return _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1); }
     static I lanes(const void* p0, const void* p1) { return join(load32(p0), load32(p1)); }
+    static I words(const uint16_t* p0, const uint16_t* p1) {
+        return _mm512_cvtepu16_epi32(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p0))),
+                                                             _mm_loadu_si128(reinterpret_cast<const __m128i*>(p1)), 1));
+    }
     static F halves(const half* h0, const half* h1) {
         return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h0))),
                                                        _mm_loadu_si128(reinterpret_cast<const __m128i*>(h1)), 1));
@@ -1518,6 +1525,7 @@ struct Rows16 {
     static I broadcast16(__m128i v) { return _mm512_broadcast_i32x4(v); }
     static I add(I a, I b) { return _mm512_add_epi32(a, b); }
     static I sub(I a, I b) { return _mm512_sub_epi32(a, b); }
+    static I sub8(I a, I b) { return _mm512_sub_epi8(a, b); }
     static I dot4(I acc, I u, I s) { return _mm512_dpbusd_epi32(acc, u, s); }
     static constexpr int kInt16Sums = 0;
     static I scaled(I sums, I m) { return _mm512_mullo_epi32(sums, m); }
@@ -1539,7 +1547,7 @@ struct Rows16 {
 // second group's records (Rows16) and is not read by Rows8. R: block_q4_Kx8, or
 // block_q5_Kx8, whose levels take a fifth bit from its qh chunks.
 template <class V, int C, class R>
-    requires(!std::is_same_v<R, block_q6_Kx8>)
+    requires(std::is_same_v<R, block_q4_Kx8> || std::is_same_v<R, block_q5_Kx8>)
 void kx8_group(int64_t nb, const R* x0, const R* x1, const uint8_t* a, size_t as, float* c, size_t cs) {
     constexpr bool kFive = std::is_same_v<R, block_q5_Kx8>;
     // Without VNNI the maddubs pairs are summed in int16: 8 chunks x 2 x 15 x 128 = 30720 for
@@ -1715,6 +1723,8 @@ void kx8_group(int64_t nb, const block_q6_Kx8* x0, const block_q6_Kx8* x1, const
     for (int j = 0; j < C; ++j) V::store(c + cs * j, acc[j]);
 }
 
+#include "kernels/x86/iq4_xs_x8.inl"
+
 // The repacked K-quants: columns in blocks (columns_per_block); within a block, tiles of C columns.
 template <class V, int C, class R>
 void kx8_groups(int64_t nb, const R* p, int64_t g0, int64_t g1, const uint8_t* a, size_t as, int64_t m, float* c,
@@ -1757,6 +1767,9 @@ void q5_Kx8_gemm(int64_t n, const void* packed, int64_t rows, const void* a, siz
 }
 void q6_Kx8_gemm(int64_t n, const void* packed, int64_t rows, const void* a, size_t as, int64_t m, float* c, size_t cs) {
     kx8_gemm<block_q6_Kx8>(n, packed, rows, a, as, m, c, cs);
+}
+void iq4_xsx8_gemm(int64_t n, const void* packed, int64_t rows, const void* a, size_t as, int64_t m, float* c, size_t cs) {
+    kx8_gemm<block_iq4_xsx8>(n, packed, rows, a, as, m, c, cs);
 }
 
 #include "kernels/x86/iq_x86.inl"

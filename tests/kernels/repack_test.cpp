@@ -1,5 +1,5 @@
-// Repacked Q4_0, Q8_0, Q4_K, Q5_K and Q6_K (8 rows interleaved): same bytes reordered, and a GEMM that gives exactly
-// the bits of vec_dot on the original rows, on every ISA this CPU runs.
+// Repacked Q4_0, Q8_0, Q4_K, Q5_K, Q6_K and IQ4_XS (8 rows interleaved): same bytes reordered,
+// and a GEMM that gives exactly the bits of vec_dot on the original rows, on every ISA this CPU runs.
 #include "dot_test_cases.hpp"
 #include "kernel_test_data.hpp"
 
@@ -32,7 +32,7 @@ TEST_P(Repack, GemmBitwiseEqualToVecDot) {
     // walked in two or three K chunks (4128 with 16-row tiles, 5504 with 8-row tiles too).
     // The longest rows make the columns' activations outgrow one 512 KiB column block (12
     // columns fit), so m = 13 spans two blocks.
-    const bool k_quant = type == GgmlType::Q4_K || type == GgmlType::Q5_K || type == GgmlType::Q6_K;
+    const bool k_quant = test::block_size(type) == 256;
     const std::vector<int64_t> lengths = k_quant ? std::vector<int64_t>{256, 512, 2304, 35584}
                                                                 : std::vector<int64_t>{32, 224, 288, 4128, 5504, 38016};
     for (int64_t n : lengths) {
@@ -79,7 +79,8 @@ TEST_P(Repack, GemmBitwiseEqualToVecDot) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllIsas, Repack,
-                         ::testing::Combine(::testing::Values(GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K),
+                         ::testing::Combine(::testing::Values(GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
+                                                              GgmlType::IQ4_XS),
                                             ::testing::ValuesIn(test::kAllIsas),
                                             ::testing::Values(DotCase::gaussian, DotCase::zeros, DotCase::extremes,
                                                               DotCase::random_bytes)),
