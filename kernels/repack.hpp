@@ -159,6 +159,25 @@ void q6_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* 
 void q6_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
                         size_t c_stride);
 
+// The row-interleaved Q2_K layout: eight rows' super-blocks i in one 672-byte record, the
+// same bytes as the eight blocks, reordered. d and dmin of the eight rows; each row's 16
+// scale bytes (low nibble: the scale of 16 elements, high: their min) as four dwords, dword t
+// of the eight rows together; then qs in 4-byte chunks: qs[k][r] = row r's qs[4k..4k+3].
+// Chunk 8h + c, shifted right by 2s, holds the levels of elements 128h + 32s + 4c.. (group
+// 8h + 2s + c / 4).
+struct block_q2_Kx8 {
+    half d[kQ4_0x8Rows];
+    half dmin[kQ4_0x8Rows];
+    uint32_t scales[kQKK / 64][kQ4_0x8Rows];
+    uint8_t qs[kQKK / 16][kQ4_0x8Rows][4];
+};
+static_assert(sizeof(block_q2_Kx8) == kQ4_0x8Rows * sizeof(block_q2_K), "repacking must not change the size");
+
+size_t q2_Kx8_packed_bytes(int64_t rows, int64_t n);
+void q2_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst);
+void q2_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
+                        size_t c_stride);
+
 // The row-interleaved IQ4_XS layout: eight rows' super-blocks i in one 1088-byte record, the
 // same bytes as the eight blocks, reordered. d of the eight rows; each row's scales_l (the low
 // nibbles of its eight sub-block scales, nibble ib at bits 4ib) as one dword, dwords of the
@@ -198,6 +217,9 @@ PackedGemmFn q8_0x8_gemm_avxvnni();
 PackedGemmFn iq4_xsx8_gemm_avx2();
 PackedGemmFn iq4_xsx8_gemm_avx512();
 PackedGemmFn iq4_xsx8_gemm_avxvnni();
+PackedGemmFn q2_Kx8_gemm_avx2();
+PackedGemmFn q2_Kx8_gemm_avx512();
+PackedGemmFn q2_Kx8_gemm_avxvnni();
 #endif
 
 }  // namespace pocket::kernels
