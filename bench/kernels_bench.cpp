@@ -2,7 +2,7 @@
 //   dot/<type>/<isa>      matrix x vector (M = 1) over a weight matrix larger than the
 //                         caches; bytes_per_second counts weight bytes read
 //   gemv/<type>/<isa>     the same through gemm with m = 1 (row tiles share activations)
-//   gemv_repacked/<type>/<isa>  the same on the load-time repacked layout (Q4_0, Q8_0, Q4_K)
+//   gemv_repacked/<type>/<isa>  the same on the load-time repacked layout (each type repack_kernels has)
 //   gemm/<type>/<isa>/M   M activation rows at once; GFLOPS = 2 * n * rows * M / time
 //   gemm_repacked/<type>/<isa>/M  the same on the repacked layout (prompt processing);
 //                         POCKET_BENCH_N / POCKET_BENCH_ROWS set the gemm shape
