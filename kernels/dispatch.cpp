@@ -113,7 +113,8 @@ struct RepackType {
 #endif
 constexpr RepackType kRepackTypes[] = {POCKET_REPACK(Q4_0, q4_0x8), POCKET_REPACK(Q4_K, q4_Kx8), POCKET_REPACK(Q5_K, q5_Kx8),
                                        POCKET_REPACK(Q6_K, q6_Kx8), POCKET_REPACK(Q8_0, q8_0x8),
-                                       POCKET_REPACK(IQ4_XS, iq4_xsx8), POCKET_REPACK(Q2_K, q2_Kx8)};
+                                       POCKET_REPACK(IQ4_XS, iq4_xsx8), POCKET_REPACK(Q2_K, q2_Kx8),
+                                       POCKET_REPACK(Q3_K, q3_Kx8)};
 #undef POCKET_REPACK
 constexpr int kRepackTypeCount = static_cast<int>(std::size(kRepackTypes));
 

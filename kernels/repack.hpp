@@ -178,6 +178,25 @@ void q2_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* 
 void q2_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
                         size_t c_stride);
 
+// The row-interleaved Q3_K layout: eight rows' super-blocks i in one 880-byte record, the
+// same bytes as the eight blocks, reordered. d of the eight rows; each row's 12 scale bytes as
+// three dwords, dword t of the eight rows together; then hmask and qs in 4-byte chunks:
+// hmask[c][r] = row r's hmask[4c..4c+3], qs[k][r] = row r's qs[4k..4k+3]. Chunk 8h + c of qs,
+// shifted right by 2s, holds the low two bits of elements 128h + 32s + 4c.. (group
+// 8h + 2s + c / 4); bit 4h + s of hmask chunk c says which of them have no -4.
+struct block_q3_Kx8 {
+    half d[kQ4_0x8Rows];
+    uint32_t scales[3][kQ4_0x8Rows];
+    uint8_t hmask[kQKK / 32][kQ4_0x8Rows][4];
+    uint8_t qs[kQKK / 16][kQ4_0x8Rows][4];
+};
+static_assert(sizeof(block_q3_Kx8) == kQ4_0x8Rows * sizeof(block_q3_K), "repacking must not change the size");
+
+size_t q3_Kx8_packed_bytes(int64_t rows, int64_t n);
+void q3_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst);
+void q3_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
+                        size_t c_stride);
+
 // The row-interleaved IQ4_XS layout: eight rows' super-blocks i in one 1088-byte record, the
 // same bytes as the eight blocks, reordered. d of the eight rows; each row's scales_l (the low
 // nibbles of its eight sub-block scales, nibble ib at bits 4ib) as one dword, dwords of the
@@ -220,6 +239,9 @@ PackedGemmFn iq4_xsx8_gemm_avxvnni();
 PackedGemmFn q2_Kx8_gemm_avx2();
 PackedGemmFn q2_Kx8_gemm_avx512();
 PackedGemmFn q2_Kx8_gemm_avxvnni();
+PackedGemmFn q3_Kx8_gemm_avx2();
+PackedGemmFn q3_Kx8_gemm_avx512();
+PackedGemmFn q3_Kx8_gemm_avxvnni();
 #endif
 
 }  // namespace pocket::kernels

@@ -17,6 +17,7 @@ PackedGemmFn q6_Kx8_gemm_avx2() { return q6_Kx8_gemm; }
 PackedGemmFn q8_0x8_gemm_avx2() { return q8_0x8_gemm; }
 PackedGemmFn iq4_xsx8_gemm_avx2() { return iq4_xsx8_gemm; }
 PackedGemmFn q2_Kx8_gemm_avx2() { return q2_Kx8_gemm; }
+PackedGemmFn q3_Kx8_gemm_avx2() { return q3_Kx8_gemm; }
 
 QuantizeRowFn quantize_q8_0_avx2() { return quantize_row_q8_0_simd; }
 QuantizeRowFn quantize_q8_K_avx2() { return quantize_row_q8_K_simd; }

@@ -16,6 +16,7 @@ PackedGemmFn q6_Kx8_gemm_avxvnni() { return q6_Kx8_gemm; }
 PackedGemmFn q8_0x8_gemm_avxvnni() { return q8_0x8_gemm; }
 PackedGemmFn iq4_xsx8_gemm_avxvnni() { return iq4_xsx8_gemm; }
 PackedGemmFn q2_Kx8_gemm_avxvnni() { return q2_Kx8_gemm; }
+PackedGemmFn q3_Kx8_gemm_avxvnni() { return q3_Kx8_gemm; }
 
 QuantizeRowFn quantize_q8_0_avxvnni() { return quantize_row_q8_0_simd; }
 QuantizeRowFn quantize_q8_K_avxvnni() { return quantize_row_q8_K_simd; }

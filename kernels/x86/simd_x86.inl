@@ -1724,7 +1724,7 @@ void kx8_group(int64_t nb, const block_q6_Kx8* x0, const block_q6_Kx8* x1, const
 }
 
 #include "kernels/x86/iq4_xs_x8.inl"
-#include "kernels/x86/q2_k_x8.inl"
+#include "kernels/x86/q23_k_x8.inl"
 
 // The repacked K-quants: columns in blocks (columns_per_block); within a block, tiles of C columns.
 template <class V, int C, class R>
@@ -1774,6 +1774,9 @@ void iq4_xsx8_gemm(int64_t n, const void* packed, int64_t rows, const void* a, s
 }
 void q2_Kx8_gemm(int64_t n, const void* packed, int64_t rows, const void* a, size_t as, int64_t m, float* c, size_t cs) {
     kx8_gemm<block_q2_Kx8>(n, packed, rows, a, as, m, c, cs);
+}
+void q3_Kx8_gemm(int64_t n, const void* packed, int64_t rows, const void* a, size_t as, int64_t m, float* c, size_t cs) {
+    kx8_gemm<block_q3_Kx8>(n, packed, rows, a, as, m, c, cs);
 }
 
 #include "kernels/x86/iq_x86.inl"

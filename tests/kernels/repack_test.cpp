@@ -1,5 +1,5 @@
-// Repacked Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS and Q2_K (8 rows interleaved): same bytes
-// reordered, and a GEMM that gives exactly the bits of vec_dot on the original rows, on every
+// Repacked Q4_0, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and IQ4_XS (8 rows interleaved): same
+// bytes reordered, and a GEMM that gives exactly the bits of vec_dot on the original rows, on every
 // ISA this CPU runs.
 #include "dot_test_cases.hpp"
 #include "kernel_test_data.hpp"
@@ -81,7 +81,7 @@ TEST_P(Repack, GemmBitwiseEqualToVecDot) {
 
 INSTANTIATE_TEST_SUITE_P(AllIsas, Repack,
                          ::testing::Combine(::testing::Values(GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
-                                                              GgmlType::IQ4_XS, GgmlType::Q2_K),
+                                                              GgmlType::IQ4_XS, GgmlType::Q2_K, GgmlType::Q3_K),
                                             ::testing::ValuesIn(test::kAllIsas),
                                             ::testing::Values(DotCase::gaussian, DotCase::zeros, DotCase::extremes,
                                                               DotCase::random_bytes)),
