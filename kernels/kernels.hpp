@@ -75,7 +75,7 @@ struct RepackKernels {
 };
 
 // The repacking of a weight type for the active ISA; null when there is none (today: Q4_0, Q8_0,
-// Q2_K, Q4_K, Q5_K, Q6_K, IQ4_XS).
+// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS).
 const RepackKernels* repack_kernels(GgmlType type);
 
 // Flash attention's inner steps, for the active ISA. Each is a fixed sequence of IEEE fma /

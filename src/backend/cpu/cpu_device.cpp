@@ -1,6 +1,6 @@
 // The CPU device: host buffers, CPU backends, and the weights it holds for a model. At load,
-// the matrices of a type with a faster row-interleaved kernel on this CPU (Q4_0, Q8_0, Q2_K, Q4_K, Q5_K,
-// Q6_K, IQ4_XS on AVX2 / AVX-VNNI / AVX-512) are repacked into a buffer whose layout only the CPU's
+// the matrices of a type with a faster row-interleaved kernel on this CPU (Q4_0, Q8_0, Q2_K, Q3_K, Q4_K,
+// Q5_K, Q6_K, IQ4_XS on AVX2 / AVX-VNNI / AVX-512) are repacked into a buffer whose layout only the CPU's
 // mul_mat reads, and (with copy_mapped) the other matrices are copied out of the mapped file
 // into huge-page memory.
 #include "backend/cpu/cpu_device.hpp"
