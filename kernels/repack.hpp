@@ -84,6 +84,28 @@ void interleave_dword_rows(const void* w, size_t w_stride, int64_t rows, int64_t
     });
 }
 
+// Bytes of a matrix of 256-element super-block records R (8 rows each): rows / 8 groups of
+// n / 256 records.
+template <class R>
+size_t superblock_records_bytes(int64_t rows, int64_t n) {
+    return static_cast<size_t>(rows / kQ4_0x8Rows) * static_cast<size_t>(n / kQKK) * sizeof(R);
+}
+
+// The scalar GEMMs' walk over super-block records R: C[j][8g + r] = row_dot(x, nb, y, r), the
+// dot of row r of group g (records x[0..nb)) with activation row j (Q8_K blocks y[0..nb)).
+template <class R, class RowDot>
+void superblock_records_gemm(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
+                             size_t c_stride, RowDot row_dot) {
+    const int64_t nb = n / kQKK;
+    const auto* p = static_cast<const R*>(packed);
+    for (int64_t j = 0; j < m; ++j) {
+        const auto* y = reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(a) + a_stride * static_cast<size_t>(j));
+        for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g)
+            for (int r = 0; r < kQ4_0x8Rows; ++r)
+                c[c_stride * static_cast<size_t>(j) + static_cast<size_t>(g * kQ4_0x8Rows + r)] = row_dot(p + g * nb, nb, y, r);
+    }
+}
+
 size_t q4_0x8_packed_bytes(int64_t rows, int64_t n);
 void q4_0x8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst);
 void q4_0x8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,

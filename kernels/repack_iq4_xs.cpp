@@ -9,9 +9,7 @@
 
 namespace pocket::kernels {
 
-size_t iq4_xsx8_packed_bytes(int64_t rows, int64_t n) {
-    return static_cast<size_t>(rows / kQ4_0x8Rows) * static_cast<size_t>(n / kQKK) * sizeof(block_iq4_xsx8);
-}
+size_t iq4_xsx8_packed_bytes(int64_t rows, int64_t n) { return superblock_records_bytes<block_iq4_xsx8>(rows, n); }
 
 void iq4_xsx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst) {
     interleave_blocks<block_iq4_xs>(w, w_stride, rows, n / kQKK, static_cast<block_iq4_xsx8*>(dst),
@@ -29,32 +27,25 @@ void iq4_xsx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void
 
 void iq4_xsx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
                           size_t c_stride) {
-    const int64_t nb = n / kQKK;
-    const auto* p = static_cast<const block_iq4_xsx8*>(packed);
-    for (int64_t j = 0; j < m; ++j) {
-        const auto* y = reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(a) + a_stride * static_cast<size_t>(j));
-        for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g) {
-            for (int r = 0; r < kQ4_0x8Rows; ++r) {
-                float acc = 0.0f;
-                for (int64_t b = 0; b < nb; ++b) {
-                    const block_iq4_xsx8& x = p[g * nb + b];
-                    int32_t isum = 0;
-                    for (int ib = 0; ib < 8; ++ib) {
-                        const int low = static_cast<int>(x.scales_l[r] >> (4 * ib)) & 0xF;
-                        const int high = (x.scales_h[r] >> (2 * ib)) & 3;
-                        int32_t s = 0;
-                        for (int e = 0; e < 32; ++e) {  // element 32ib + e: chunk 4ib + (e % 16) / 4, byte e % 4
-                            const uint8_t q = x.qs[4 * ib + (e % 16) / 4][r][e % 4];
-                            s += kIq4nlValues[e < 16 ? q & 0xF : q >> 4] * y[b].qs[32 * ib + e];
-                        }
-                        isum += ((low | high << 4) - 32) * s;
+    superblock_records_gemm<block_iq4_xsx8>(
+        n, packed, rows, a, a_stride, m, c, c_stride, [](const block_iq4_xsx8* x, int64_t nb, const block_q8_K* y, int r) {
+            float acc = 0.0f;
+            for (int64_t b = 0; b < nb; ++b) {
+                int32_t isum = 0;
+                for (int ib = 0; ib < 8; ++ib) {
+                    const int low = static_cast<int>(x[b].scales_l[r] >> (4 * ib)) & 0xF;
+                    const int high = (x[b].scales_h[r] >> (2 * ib)) & 3;
+                    int32_t s = 0;
+                    for (int e = 0; e < 32; ++e) {  // element 32ib + e: chunk 4ib + (e % 16) / 4, byte e % 4
+                        const uint8_t q = x[b].qs[4 * ib + (e % 16) / 4][r][e % 4];
+                        s += kIq4nlValues[e < 16 ? q & 0xF : q >> 4] * y[b].qs[32 * ib + e];
                     }
-                    acc = std::fma(y[b].d * fp16_to_f32(x.d[r]), static_cast<float>(isum), acc);
+                    isum += ((low | high << 4) - 32) * s;
                 }
-                c[c_stride * static_cast<size_t>(j) + static_cast<size_t>(g * kQ4_0x8Rows + r)] = acc;
+                acc = std::fma(y[b].d * fp16_to_f32(x[b].d[r]), static_cast<float>(isum), acc);
             }
-        }
-    }
+            return acc;
+        });
 }
 
 }  // namespace pocket::kernels

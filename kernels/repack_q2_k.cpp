@@ -8,9 +8,7 @@
 
 namespace pocket::kernels {
 
-size_t q2_Kx8_packed_bytes(int64_t rows, int64_t n) {
-    return static_cast<size_t>(rows / kQ4_0x8Rows) * static_cast<size_t>(n / kQKK) * sizeof(block_q2_Kx8);
-}
+size_t q2_Kx8_packed_bytes(int64_t rows, int64_t n) { return superblock_records_bytes<block_q2_Kx8>(rows, n); }
 
 void q2_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst) {
     interleave_blocks<block_q2_K>(w, w_stride, rows, n / kQKK, static_cast<block_q2_Kx8*>(dst),
@@ -29,31 +27,24 @@ void q2_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* 
 
 void q2_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
                         size_t c_stride) {
-    const int64_t nb = n / kQKK;
-    const auto* p = static_cast<const block_q2_Kx8*>(packed);
-    for (int64_t j = 0; j < m; ++j) {
-        const auto* y = reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(a) + a_stride * static_cast<size_t>(j));
-        for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g) {
-            for (int r = 0; r < kQ4_0x8Rows; ++r) {
-                float acc = 0.0f;
-                for (int64_t b = 0; b < nb; ++b) {
-                    const block_q2_Kx8& x = p[g * nb + b];
-                    int32_t isum = 0, summ = 0;
-                    for (int e = 0; e < kQKK; ++e) {  // element 128h + 32s + l: byte 32h + l, shifted by 2s
-                        const int h = e / 128, s = e / 32 % 4, l = e % 32, group = e / 16;
-                        const int level = (x.qs[8 * h + l / 4][r][l % 4] >> (2 * s)) & 3;
-                        const int scale = static_cast<int>(x.scales[group / 4][r] >> (8 * (group % 4))) & 0xF;
-                        isum += scale * level * y[b].qs[e];
-                    }
-                    for (int group = 0; group < 16; ++group)
-                        summ += static_cast<int>(x.scales[group / 4][r] >> (8 * (group % 4) + 4) & 0xF) * y[b].bsums[group];
-                    acc = std::fma(y[b].d * fp16_to_f32(x.d[r]), static_cast<float>(isum), acc);
-                    acc = std::fma(-(y[b].d * fp16_to_f32(x.dmin[r])), static_cast<float>(summ), acc);
+    superblock_records_gemm<block_q2_Kx8>(
+        n, packed, rows, a, a_stride, m, c, c_stride, [](const block_q2_Kx8* x, int64_t nb, const block_q8_K* y, int r) {
+            float acc = 0.0f;
+            for (int64_t b = 0; b < nb; ++b) {
+                int32_t isum = 0, summ = 0;
+                for (int e = 0; e < kQKK; ++e) {  // element 128h + 32s + l: byte 32h + l, shifted by 2s
+                    const int h = e / 128, s = e / 32 % 4, l = e % 32, group = e / 16;
+                    const int level = (x[b].qs[8 * h + l / 4][r][l % 4] >> (2 * s)) & 3;
+                    const int scale = static_cast<int>(x[b].scales[group / 4][r] >> (8 * (group % 4))) & 0xF;
+                    isum += scale * level * y[b].qs[e];
                 }
-                c[c_stride * static_cast<size_t>(j) + static_cast<size_t>(g * kQ4_0x8Rows + r)] = acc;
+                for (int group = 0; group < 16; ++group)
+                    summ += static_cast<int>(x[b].scales[group / 4][r] >> (8 * (group % 4) + 4) & 0xF) * y[b].bsums[group];
+                acc = std::fma(y[b].d * fp16_to_f32(x[b].d[r]), static_cast<float>(isum), acc);
+                acc = std::fma(-(y[b].d * fp16_to_f32(x[b].dmin[r])), static_cast<float>(summ), acc);
             }
-        }
-    }
+            return acc;
+        });
 }
 
 }  // namespace pocket::kernels

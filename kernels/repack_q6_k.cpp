@@ -8,9 +8,7 @@
 
 namespace pocket::kernels {
 
-size_t q6_Kx8_packed_bytes(int64_t rows, int64_t n) {
-    return static_cast<size_t>(rows / kQ4_0x8Rows) * static_cast<size_t>(n / kQKK) * sizeof(block_q6_Kx8);
-}
+size_t q6_Kx8_packed_bytes(int64_t rows, int64_t n) { return superblock_records_bytes<block_q6_Kx8>(rows, n); }
 
 void q6_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst) {
     interleave_blocks<block_q6_K>(w, w_stride, rows, n / kQKK, static_cast<block_q6_Kx8*>(dst),
@@ -30,29 +28,22 @@ void q6_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* 
 
 void q6_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
                         size_t c_stride) {
-    const int64_t nb = n / kQKK;
-    const auto* p = static_cast<const block_q6_Kx8*>(packed);
-    for (int64_t j = 0; j < m; ++j) {
-        const auto* y = reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(a) + a_stride * static_cast<size_t>(j));
-        for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g) {
-            for (int r = 0; r < kQ4_0x8Rows; ++r) {
-                float acc = 0.0f;
-                for (int64_t b = 0; b < nb; ++b) {
-                    const block_q6_Kx8& x = p[g * nb + b];
-                    int32_t isum = 0;
-                    for (int e = 0; e < kQKK; ++e) {  // element 128h + 32q + 4c + i
-                        const int h = e / 128, q = e / 32 % 4, cc = e / 4 % 8, i = e % 4;
-                        const uint8_t lq = x.ql[16 * h + 8 * (q % 2) + cc][r][i];
-                        const int low = q < 2 ? lq & 0xF : lq >> 4;
-                        const int high = (x.qh[8 * h + cc][r][i] >> (2 * q)) & 3;
-                        isum += x.scales[e / 64][r][e / 16 % 4] * ((low | high << 4) - 32) * y[b].qs[e];
-                    }
-                    acc = std::fma(y[b].d * fp16_to_f32(x.d[r]), static_cast<float>(isum), acc);
+    superblock_records_gemm<block_q6_Kx8>(
+        n, packed, rows, a, a_stride, m, c, c_stride, [](const block_q6_Kx8* x, int64_t nb, const block_q8_K* y, int r) {
+            float acc = 0.0f;
+            for (int64_t b = 0; b < nb; ++b) {
+                int32_t isum = 0;
+                for (int e = 0; e < kQKK; ++e) {  // element 128h + 32q + 4c + i
+                    const int h = e / 128, q = e / 32 % 4, cc = e / 4 % 8, i = e % 4;
+                    const uint8_t lq = x[b].ql[16 * h + 8 * (q % 2) + cc][r][i];
+                    const int low = q < 2 ? lq & 0xF : lq >> 4;
+                    const int high = (x[b].qh[8 * h + cc][r][i] >> (2 * q)) & 3;
+                    isum += x[b].scales[e / 64][r][e / 16 % 4] * ((low | high << 4) - 32) * y[b].qs[e];
                 }
-                c[c_stride * static_cast<size_t>(j) + static_cast<size_t>(g * kQ4_0x8Rows + r)] = acc;
+                acc = std::fma(y[b].d * fp16_to_f32(x[b].d[r]), static_cast<float>(isum), acc);
             }
-        }
-    }
+            return acc;
+        });
 }
 
 }  // namespace pocket::kernels
