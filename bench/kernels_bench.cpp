@@ -214,6 +214,8 @@ int main(int argc, char** argv) {
                                   GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,   GgmlType::IQ4_XS};
     const GgmlType gemm_types[] = {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K,
                                    GgmlType::Q5_K, GgmlType::F16,  GgmlType::F32};
+    const GgmlType repacked_types[] = {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K,
+                                       GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::IQ4_XS};
     benchmark::RegisterBenchmark("read_bandwidth", bench_read_bandwidth)->Unit(benchmark::kMillisecond)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
     for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avxvnni, Isa::avx512, Isa::neon}) {
         if (!isa_supported(isa)) continue;
@@ -221,12 +223,12 @@ int main(int argc, char** argv) {
             benchmark::RegisterBenchmark((std::string("dot/") + name_of(t) + "/" + isa_name(isa)).c_str(), bench_dot, t, isa)
                 ->Unit(benchmark::kMillisecond)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
         set_active_isa(isa);
-        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K})
+        for (GgmlType t : repacked_types)
             if (repack_kernels(t))
                 benchmark::RegisterBenchmark((std::string("gemv_repacked/") + name_of(t) + "/" + isa_name(isa)).c_str(),
                                              bench_gemv_repacked, t, isa)
                     ->Unit(benchmark::kMillisecond)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
-        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K})
+        for (GgmlType t : repacked_types)
             for (int64_t m : {32, 512})
                 if (repack_kernels(t))
                     benchmark::RegisterBenchmark(

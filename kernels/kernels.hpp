@@ -74,8 +74,9 @@ struct RepackKernels {
                  size_t c_stride);
 };
 
-// The repacking of a weight type for the active ISA; null when there is none (today: Q4_0, Q8_0,
-// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS).
+// The repacking of a weight type for the active ISA; null when the type has none (today: Q4_0,
+// Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS have one). On the scalar and NEON ISAs its gemm is
+// the scalar reference: the CPU device repacks only on the x86 SIMD ISAs (cpu_device.cpp).
 const RepackKernels* repack_kernels(GgmlType type);
 
 // Flash attention's inner steps, for the active ISA. Each is a fixed sequence of IEEE fma /

@@ -41,7 +41,9 @@ typename V::I iq4_xs_scale_of(typename V::I even, typename V::I odd, int ib) {
 // With VNNI the levels are looked up plus 128 (1..241, unsigned for vpdpbusd) and each
 // sub-block's dot starts at -128 x its 32 activations' sum (two bsums). Without, the sign
 // trick of dot_s8: |level| x (y with the level's sign), whose int16 pairs (at most
-// 2 x 127 x 127) are multiplied by the scale at once, as two such pairs could overflow.
+// 2 x 127 x 127) are multiplied by the scale at once, as two such pairs could overflow. Both
+// rely on Q8_K levels in -127..127 (quantize_legacy.cpp and the SIMD quantize_q8_K cap them):
+// a -128 would flip sign wrongly under the sign trick.
 template <class V, int C>
 void kx8_group(int64_t nb, const block_iq4_xsx8* x0, const block_iq4_xsx8* x1, const uint8_t* a, size_t as, float* c,
                size_t cs) {

@@ -1432,10 +1432,10 @@ template <template <int, int> class Tile, int R, int C>
 DotEntry entry() {
     return {vec_dot_for<Tile>, gemm_for<Tile, R, C>};
 }
-// ---------------------------------------------------------------- repacked Q4_K
+// ---------------------------------------------------------------- repacked K-quants and IQ4_XS
 
-// Rows of one or two interleaved Q4_K records in the lanes of a vector (V::kRows rows):
-// Rows8 = one record in a ymm, Rows16 = two consecutive records in a zmm.
+// Rows of one or two interleaved super-block records in the lanes of a vector (8 x
+// V::kRecords rows): Rows8 = one record in a ymm, Rows16 = two consecutive records in a zmm.
 struct Rows8 {
     using I = __m256i;
     using F = __m256;

@@ -29,7 +29,7 @@ TEST_P(Repack, GemmBitwiseEqualToVecDot) {
     ASSERT_EQ(rk->rows_per_group, 8);
     EXPECT_EQ(repack_kernels(GgmlType::Q8_K), nullptr);
     const TypeKernels* k = type_kernels(type);
-    // K-quants: one to nine super-blocks; the 32-blocks: odd counts and rows long enough to be
+    // Super-block types: 1, 2, 9 and 139 super-blocks; the 32-blocks: odd counts and rows long enough to be
     // walked in two or three K chunks (4128 with 16-row tiles, 5504 with 8-row tiles too).
     // The longest rows make the columns' activations outgrow one 512 KiB column block (12
     // columns fit), so m = 13 spans two blocks.
