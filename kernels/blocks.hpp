@@ -201,11 +201,17 @@ inline int q3k_scale(int j, const uint8_t* s) {
     return (low | (high << 4)) - 32;
 }
 
-// Six-bit IQ4_XS scale of sub-block ib (0..7), offset by -32.
-inline int iq4xs_scale(int ib, const block_iq4_xs& b) {
-    const int low = (b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF;
-    const int high = (b.scales_h >> (2 * ib)) & 3;
+// Six-bit IQ4_XS scale of sub-block ib (0..7), offset by -32, from its fields: scales_l read as
+// one little-endian dword (nibble ib at bits 4ib) and scales_h (bits 2ib, 2ib + 1).
+inline int iq4xs_scale_of(uint32_t scales_l, uint16_t scales_h, int ib) {
+    const int low = static_cast<int>(scales_l >> (4 * ib)) & 0xF;
+    const int high = (scales_h >> (2 * ib)) & 3;
     return (low | (high << 4)) - 32;
+}
+inline int iq4xs_scale(int ib, const block_iq4_xs& b) {
+    uint32_t low;
+    std::memcpy(&low, b.scales_l, 4);
+    return iq4xs_scale_of(low, b.scales_h, ib);
 }
 
 // IQ1_M's fp16 d, spread over the top nibbles of its four 16-bit scale words.

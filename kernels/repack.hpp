@@ -91,6 +91,15 @@ size_t superblock_records_bytes(int64_t rows, int64_t n) {
     return static_cast<size_t>(rows / kQ4_0x8Rows) * static_cast<size_t>(n / kQKK) * sizeof(R);
 }
 
+// The 12 scale bytes of a Q3_K / Q4_K / Q5_K block as three dwords of a record (dword t of the
+// eight rows together), and back for row r.
+inline void put_scales12(uint32_t (&scales)[3][kQ4_0x8Rows], int r, const uint8_t* bytes) {
+    for (int t = 0; t < 3; ++t) std::memcpy(&scales[t][r], bytes + 4 * t, 4);
+}
+inline void get_scales12(const uint32_t (&scales)[3][kQ4_0x8Rows], int r, uint8_t* bytes) {
+    for (int t = 0; t < 3; ++t) std::memcpy(bytes + 4 * t, &scales[t][r], 4);
+}
+
 // The scalar GEMMs' walk over super-block records R: C[j][8g + r] = row_dot(x, nb, y, r), the
 // dot of row r of group g (records x[0..nb)) with activation row j (Q8_K blocks y[0..nb)).
 template <class R, class RowDot>

@@ -33,14 +33,12 @@ void iq4_xsx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const voi
             for (int64_t b = 0; b < nb; ++b) {
                 int32_t isum = 0;
                 for (int ib = 0; ib < 8; ++ib) {
-                    const int low = static_cast<int>(x[b].scales_l[r] >> (4 * ib)) & 0xF;
-                    const int high = (x[b].scales_h[r] >> (2 * ib)) & 3;
                     int32_t s = 0;
                     for (int e = 0; e < 32; ++e) {  // element 32ib + e: chunk 4ib + (e % 16) / 4, byte e % 4
                         const uint8_t q = x[b].qs[4 * ib + (e % 16) / 4][r][e % 4];
                         s += kIq4nlValues[e < 16 ? q & 0xF : q >> 4] * y[b].qs[32 * ib + e];
                     }
-                    isum += ((low | high << 4) - 32) * s;
+                    isum += iq4xs_scale_of(x[b].scales_l[r], x[b].scales_h[r], ib) * s;
                 }
                 acc = std::fma(y[b].d * fp16_to_f32(x[b].d[r]), static_cast<float>(isum), acc);
             }

@@ -5,7 +5,6 @@
 #include "kernels/repack.hpp"
 
 #include <cmath>
-#include <cstring>
 
 namespace pocket::kernels {
 
@@ -17,7 +16,7 @@ void q3_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* 
                                       const uint8_t *qs[kQ4_0x8Rows], *hm[kQ4_0x8Rows];
                                       for (int r = 0; r < kQ4_0x8Rows; ++r) {
                                           o.d[r] = blocks[r]->d;
-                                          for (int t = 0; t < 3; ++t) std::memcpy(&o.scales[t][r], blocks[r]->scales + 4 * t, 4);
+                                          put_scales12(o.scales, r, blocks[r]->scales);
                                           qs[r] = blocks[r]->qs;
                                           hm[r] = blocks[r]->hmask;
                                       }
@@ -33,7 +32,7 @@ void q3_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void*
             float acc = 0.0f;
             for (int64_t b = 0; b < nb; ++b) {
                 uint8_t sc12[12];
-                for (int t = 0; t < 3; ++t) std::memcpy(sc12 + 4 * t, &x[b].scales[t][r], 4);
+                get_scales12(x[b].scales, r, sc12);
                 int32_t isum = 0;
                 for (int e = 0; e < kQKK; ++e) {  // element 128h + 32s + l: byte 32h + l, shifted by 2s
                     const int h = e / 128, s = e / 32 % 4, l = e % 32;

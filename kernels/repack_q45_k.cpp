@@ -6,17 +6,12 @@
 #include "kernels/repack.hpp"
 
 #include <cmath>
-#include <cstring>
 #include <type_traits>
 
 namespace pocket::kernels {
 
-size_t q4_Kx8_packed_bytes(int64_t rows, int64_t n) {
-    return static_cast<size_t>(rows / kQ4_0x8Rows) * static_cast<size_t>(n / kQKK) * sizeof(block_q4_Kx8);
-}
-size_t q5_Kx8_packed_bytes(int64_t rows, int64_t n) {
-    return static_cast<size_t>(rows / kQ4_0x8Rows) * static_cast<size_t>(n / kQKK) * sizeof(block_q5_Kx8);
-}
+size_t q4_Kx8_packed_bytes(int64_t rows, int64_t n) { return superblock_records_bytes<block_q4_Kx8>(rows, n); }
+size_t q5_Kx8_packed_bytes(int64_t rows, int64_t n) { return superblock_records_bytes<block_q5_Kx8>(rows, n); }
 
 namespace {
 
@@ -29,7 +24,7 @@ void pack_k45(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst
         for (int r = 0; r < kQ4_0x8Rows; ++r) {
             o.d[r] = blocks[r]->d;
             o.dmin[r] = blocks[r]->dmin;
-            for (int t = 0; t < 3; ++t) std::memcpy(&o.scales[t][r], blocks[r]->scales + 4 * t, 4);
+            put_scales12(o.scales, r, blocks[r]->scales);
             qs[r] = blocks[r]->qs;
             if constexpr (std::is_same_v<In, block_q5_K>) qh[r] = blocks[r]->qh;
         }
@@ -40,38 +35,30 @@ void pack_k45(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst
 
 template <class R>
 void gemm_k45(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c, size_t c_stride) {
-    const int64_t nb = n / kQKK;
-    const auto* p = static_cast<const R*>(packed);
-    for (int64_t j = 0; j < m; ++j) {
-        const auto* y = reinterpret_cast<const block_q8_K*>(static_cast<const uint8_t*>(a) + a_stride * static_cast<size_t>(j));
-        for (int64_t g = 0; g < rows / kQ4_0x8Rows; ++g) {
-            for (int r = 0; r < kQ4_0x8Rows; ++r) {
-                float acc = 0.0f;
-                for (int64_t b = 0; b < nb; ++b) {
-                    const R& x = p[g * nb + b];
-                    uint8_t sc12[12];
-                    for (int t = 0; t < 3; ++t) std::memcpy(sc12 + 4 * t, &x.scales[t][r], 4);
-                    int32_t isum = 0, summ = 0;
-                    for (int s = 0; s < 8; ++s) {
-                        uint8_t sc, mn;
-                        k4_scale_min(s, sc12, sc, mn);
-                        int32_t dot = 0;
-                        for (int e = 0; e < 32; ++e) {  // element 32s + e: chunk 8(s/2) + e/4, byte e%4
-                            const uint8_t q = x.qs[8 * (s / 2) + e / 4][r][e % 4];
-                            int level = (s % 2) ? (q >> 4) : (q & 0xF);
-                            if constexpr (std::is_same_v<R, block_q5_Kx8>) level |= ((x.qh[e / 4][r][e % 4] >> s) & 1) << 4;
-                            dot += level * y[b].qs[32 * s + e];
-                        }
-                        isum += sc * dot;
-                        summ += mn * (y[b].bsums[2 * s] + y[b].bsums[2 * s + 1]);
-                    }
-                    acc = std::fma(y[b].d * fp16_to_f32(x.d[r]), static_cast<float>(isum), acc);
-                    acc = std::fma(-(y[b].d * fp16_to_f32(x.dmin[r])), static_cast<float>(summ), acc);
+    superblock_records_gemm<R>(n, packed, rows, a, a_stride, m, c, c_stride, [](const R* x, int64_t nb, const block_q8_K* y, int r) {
+        float acc = 0.0f;
+        for (int64_t b = 0; b < nb; ++b) {
+            uint8_t sc12[12];
+            get_scales12(x[b].scales, r, sc12);
+            int32_t isum = 0, summ = 0;
+            for (int s = 0; s < 8; ++s) {
+                uint8_t sc, mn;
+                k4_scale_min(s, sc12, sc, mn);
+                int32_t dot = 0;
+                for (int e = 0; e < 32; ++e) {  // element 32s + e: chunk 8(s/2) + e/4, byte e%4
+                    const uint8_t q = x[b].qs[8 * (s / 2) + e / 4][r][e % 4];
+                    int level = (s % 2) ? (q >> 4) : (q & 0xF);
+                    if constexpr (std::is_same_v<R, block_q5_Kx8>) level |= ((x[b].qh[e / 4][r][e % 4] >> s) & 1) << 4;
+                    dot += level * y[b].qs[32 * s + e];
                 }
-                c[c_stride * static_cast<size_t>(j) + static_cast<size_t>(g * kQ4_0x8Rows + r)] = acc;
+                isum += sc * dot;
+                summ += mn * (y[b].bsums[2 * s] + y[b].bsums[2 * s + 1]);
             }
+            acc = std::fma(y[b].d * fp16_to_f32(x[b].d[r]), static_cast<float>(isum), acc);
+            acc = std::fma(-(y[b].d * fp16_to_f32(x[b].dmin[r])), static_cast<float>(summ), acc);
         }
-    }
+        return acc;
+    });
 }
 
 }  // namespace
