@@ -4,6 +4,7 @@
 #include "pocket/device.hpp"
 #include "pocket/error.hpp"
 #include "pocket/model.hpp"
+#include "pocket/quantize.hpp"
 #include "kernels/kernels.hpp"
 #include "shared_data.hpp"
 
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <unistd.h>
 
 using namespace pocket;
 
@@ -220,19 +222,60 @@ INSTANTIATE_TEST_SUITE_P(Models, Determinism,
                                            "g_arch2/rand-qwen3-f32.gguf", "g_arch2/rand-gemma2-f32.gguf",
                                            "g_arch2/rand-gemma3-f32.gguf", "g_arch2/rand-qwen3moe-f32.gguf",
                                            "g_arch2/rand-llama-moe-f32.gguf"),
-                         [](const auto& info) {
-                             std::string n = std::filesystem::path(info.param).filename().string();
+                         [](const auto& test) {
+                             std::string n = std::filesystem::path(test.param).filename().string();
                              for (auto& ch : n)
                                  if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                              return n;
                          });
 
-// Load-time repacking (Q4_0, 8 rows interleaved) changes the layout, never the bits.
-TEST(Determinism, RepackedWeightsGiveTheSameLogits) {
+// Load-time repacking (8 rows interleaved, one record layout per type) changes the layout,
+// never the bits: per repacked type, a model whose matrices are all of that type gives the
+// same logits repacked and in the file's layout, and every matrix really took the repacked
+// path (the kernels test checks each repacked GEMM; this checks that the CPU device picks it).
+struct RepackedModel {
+    const char* name;
+    GgmlType type;     // the type of every matrix but the embeddings
+    const char* file;  // under reference/models; nullptr: quantized here from the f16 model
+};
+
+class RepackedWeights : public ::testing::TestWithParam<RepackedModel> {};
+
+TEST_P(RepackedWeights, GiveTheSameLogitsAndAreTaken) {
     POCKET_REQUIRE_SHARED(shared);
-    const auto path = (shared / "reference" / "models" / "rand-llama-pure-q4_0.gguf").string();
+    const RepackedModel& param = GetParam();
+    const auto models = shared / "reference" / "models";
+    std::string path;
+    if (param.file) {
+        path = (models / param.file).string();
+    } else {
+        // No shared model of this type: quantize the f16 one (--pure, so every matrix has it).
+        path = (std::filesystem::path(::testing::TempDir()) / (std::string("repacked-") + param.name + "-" + std::to_string(::getpid()) + ".gguf")).string();
+        const QuantFileType* ft = find_quant_file_type(param.name);
+        ASSERT_NE(ft, nullptr);
+        quantize_model((models / "rand-llama-pure-f16.gguf").string(), path, *ft, {.n_threads = 2, .pure = true});
+    }
     auto packed = Model::load(path);
     auto plain = Model::load(path, {.repack = false});
+
+    auto in_own_layout = [](const Tensor* t) { return t->buffer && !t->buffer->plain_layout(); };
+    const auto isa = kernels::active_isa();
+    const bool has_repacked_kernels = isa == kernels::Isa::avx2 || isa == kernels::Isa::avxvnni || isa == kernels::Isa::avx512;
+    int matrices = 0;
+    for (const GgufTensorInfo& info : packed->file().tensors()) {
+        if (info.n_dims != 2 || info.name == "token_embd.weight") continue;
+        const std::string name(info.name);
+        const Tensor* t = packed->weight(name, {info.ne[0], info.ne[1]});
+        EXPECT_FALSE(in_own_layout(plain->weight(name, {info.ne[0], info.ne[1]}))) << name << " repacked under --no-repack";
+        if (info.type != param.type) continue;
+        ++matrices;
+        if (has_repacked_kernels) {
+            EXPECT_TRUE(in_own_layout(t)) << name << ": the repacked path was not taken";
+        }
+    }
+    EXPECT_GE(matrices, 14) << "the model has too few " << param.name << " matrices to test";
+    if (!has_repacked_kernels) std::cout << "[ observed ] " << kernels::isa_name(isa) << ": no repacked kernel, compared the plain path with itself\n";
+
     std::ifstream in(shared / "reference" / "tokens" / "seq64.json");
     const auto tokens = nlohmann::json::parse(in).get<std::vector<int32_t>>();
     for (auto [threads, ubatch, one] : {std::tuple{1, 512u, false}, std::tuple{2, 7u, false}, std::tuple{2, 1u, true}}) {
@@ -241,10 +284,18 @@ TEST(Determinism, RepackedWeightsGiveTheSameLogits) {
         ASSERT_EQ(a.size(), b.size());
         EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << "threads " << threads << ", ubatch " << ubatch;
     }
-    const Tensor* wq = packed->weight("blk.0.attn_q.weight", {256, 256});
-    auto in_own_layout = [](const Tensor* t) { return t->buffer && !t->buffer->plain_layout(); };
-    EXPECT_FALSE(in_own_layout(plain->weight("blk.0.attn_q.weight", {256, 256})));
-    const auto isa = kernels::active_isa();
-    if (isa == kernels::Isa::avx2 || isa == kernels::Isa::avxvnni || isa == kernels::Isa::avx512) EXPECT_TRUE(in_own_layout(wq)) << "the repacked path was not taken";
-    else std::cout << "[ observed ] " << kernels::isa_name(isa) << ": no repacked kernel, compared the plain path with itself\n";
+    packed.reset();
+    plain.reset();
+    if (!param.file) std::filesystem::remove(path);
 }
+
+INSTANTIATE_TEST_SUITE_P(Types, RepackedWeights,
+                         ::testing::Values(RepackedModel{"Q4_0", GgmlType::Q4_0, "rand-llama-pure-q4_0.gguf"},
+                                           RepackedModel{"Q8_0", GgmlType::Q8_0, "rand-llama-pure-q8_0.gguf"},
+                                           RepackedModel{"Q2_K", GgmlType::Q2_K, "rand-llama-pure-q2_k.gguf"},
+                                           RepackedModel{"Q3_K", GgmlType::Q3_K, "rand-llama-pure-q3_k_m.gguf"},
+                                           RepackedModel{"Q4_K", GgmlType::Q4_K, "rand-llama-pure-q4_k_m.gguf"},
+                                           RepackedModel{"Q5_K", GgmlType::Q5_K, "rand-llama-pure-q5_k_m.gguf"},
+                                           RepackedModel{"Q6_K", GgmlType::Q6_K, "rand-llama-pure-q6_k.gguf"},
+                                           RepackedModel{"IQ4_XS", GgmlType::IQ4_XS, nullptr}),
+                         [](const auto& test) { return std::string(test.param.name); });
