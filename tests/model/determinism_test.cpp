@@ -234,9 +234,9 @@ INSTANTIATE_TEST_SUITE_P(Models, Determinism,
 // same logits repacked and in the file's layout, and every matrix really took the repacked
 // path (the kernels test checks each repacked GEMM; this checks that the CPU device picks it).
 struct RepackedModel {
-    const char* name;
     GgmlType type;     // the type of every matrix but the embeddings
     const char* file;  // under reference/models; nullptr: quantized here from the f16 model
+    std::string name() const { return std::string(ggml_type_info(type).name); }
 };
 
 class RepackedWeights : public ::testing::TestWithParam<RepackedModel> {};
@@ -250,8 +250,8 @@ TEST_P(RepackedWeights, GiveTheSameLogitsAndAreTaken) {
         path = (models / param.file).string();
     } else {
         // No shared model of this type: quantize the f16 one (--pure, so every matrix has it).
-        path = (std::filesystem::path(::testing::TempDir()) / (std::string("repacked-") + param.name + "-" + std::to_string(::getpid()) + ".gguf")).string();
-        const QuantFileType* ft = find_quant_file_type(param.name);
+        path = (std::filesystem::path(::testing::TempDir()) / ("repacked-" + param.name() + "-" + std::to_string(::getpid()) + ".gguf")).string();
+        const QuantFileType* ft = find_quant_file_type(param.name());
         ASSERT_NE(ft, nullptr);
         quantize_model((models / "rand-llama-pure-f16.gguf").string(), path, *ft, {.n_threads = 2, .pure = true});
     }
@@ -273,7 +273,7 @@ TEST_P(RepackedWeights, GiveTheSameLogitsAndAreTaken) {
             EXPECT_TRUE(in_own_layout(t)) << name << ": the repacked path was not taken";
         }
     }
-    EXPECT_GE(matrices, 14) << "the model has too few " << param.name << " matrices to test";
+    EXPECT_GE(matrices, 14) << "the model has too few " << param.name() << " matrices to test";
     if (!has_repacked_kernels) std::cout << "[ observed ] " << kernels::isa_name(isa) << ": no repacked kernel, compared the plain path with itself\n";
 
     std::ifstream in(shared / "reference" / "tokens" / "seq64.json");
@@ -290,12 +290,12 @@ TEST_P(RepackedWeights, GiveTheSameLogitsAndAreTaken) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, RepackedWeights,
-                         ::testing::Values(RepackedModel{"Q4_0", GgmlType::Q4_0, "rand-llama-pure-q4_0.gguf"},
-                                           RepackedModel{"Q8_0", GgmlType::Q8_0, "rand-llama-pure-q8_0.gguf"},
-                                           RepackedModel{"Q2_K", GgmlType::Q2_K, "rand-llama-pure-q2_k.gguf"},
-                                           RepackedModel{"Q3_K", GgmlType::Q3_K, "rand-llama-pure-q3_k_m.gguf"},
-                                           RepackedModel{"Q4_K", GgmlType::Q4_K, "rand-llama-pure-q4_k_m.gguf"},
-                                           RepackedModel{"Q5_K", GgmlType::Q5_K, "rand-llama-pure-q5_k_m.gguf"},
-                                           RepackedModel{"Q6_K", GgmlType::Q6_K, "rand-llama-pure-q6_k.gguf"},
-                                           RepackedModel{"IQ4_XS", GgmlType::IQ4_XS, nullptr}),
-                         [](const auto& test) { return std::string(test.param.name); });
+                         ::testing::Values(RepackedModel{GgmlType::Q4_0, "rand-llama-pure-q4_0.gguf"},
+                                           RepackedModel{GgmlType::Q8_0, "rand-llama-pure-q8_0.gguf"},
+                                           RepackedModel{GgmlType::Q2_K, "rand-llama-pure-q2_k.gguf"},
+                                           RepackedModel{GgmlType::Q3_K, "rand-llama-pure-q3_k_m.gguf"},
+                                           RepackedModel{GgmlType::Q4_K, "rand-llama-pure-q4_k_m.gguf"},
+                                           RepackedModel{GgmlType::Q5_K, "rand-llama-pure-q5_k_m.gguf"},
+                                           RepackedModel{GgmlType::Q6_K, "rand-llama-pure-q6_k.gguf"},
+                                           RepackedModel{GgmlType::IQ4_XS, nullptr}),
+                         [](const auto& test) { return test.param.name(); });
