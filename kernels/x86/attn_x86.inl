@@ -70,32 +70,27 @@ void exp_rows_simd(const float* x, float* y, int64_t n) {
     for (; i < n; ++i) y[i] = attn::exp_scalar(x[i]);
 }
 
-// Four vectors of acc stay in registers across the block's cells.
+// N vectors of acc stay in registers across the block's cells. Each lane is one fma chain
+// over the cells, so with four chains the FMA latency, not its throughput, set the pace
+// (a 64-long head on AVX2 took two passes of four): eight where the row has them.
+template <int N>
+inline void accumulate_vectors(float* acc, const float* p, int64_t nb, const float* v, int64_t v_stride) {
+    VF a[N];
+    for (int k = 0; k < N; ++k) a[k] = vload(acc + k * kLanes);
+    for (int64_t j = 0; j < nb; ++j) {
+        if (p[j] == 0.0f) continue;
+        const VF pj = vset1(p[j]);
+        const float* vj = v + j * v_stride;
+        for (int k = 0; k < N; ++k) a[k] = vfma(pj, vload(vj + k * kLanes), a[k]);
+    }
+    for (int k = 0; k < N; ++k) vstore(acc + k * kLanes, a[k]);
+}
+
 void accumulate_simd(int64_t dv, float* acc, const float* p, int64_t nb, const float* v, int64_t v_stride) {
     int64_t i = 0;
-    for (; i + 4 * kLanes <= dv; i += 4 * kLanes) {
-        VF a0 = vload(acc + i), a1 = vload(acc + i + kLanes), a2 = vload(acc + i + 2 * kLanes),
-           a3 = vload(acc + i + 3 * kLanes);
-        for (int64_t j = 0; j < nb; ++j) {
-            if (p[j] == 0.0f) continue;
-            const VF pj = vset1(p[j]);
-            const float* vj = v + j * v_stride + i;
-            a0 = vfma(pj, vload(vj), a0);
-            a1 = vfma(pj, vload(vj + kLanes), a1);
-            a2 = vfma(pj, vload(vj + 2 * kLanes), a2);
-            a3 = vfma(pj, vload(vj + 3 * kLanes), a3);
-        }
-        vstore(acc + i, a0);
-        vstore(acc + i + kLanes, a1);
-        vstore(acc + i + 2 * kLanes, a2);
-        vstore(acc + i + 3 * kLanes, a3);
-    }
-    for (; i + kLanes <= dv; i += kLanes) {
-        VF a = vload(acc + i);
-        for (int64_t j = 0; j < nb; ++j)
-            if (p[j] != 0.0f) a = vfma(vset1(p[j]), vload(v + j * v_stride + i), a);
-        vstore(acc + i, a);
-    }
+    for (; i + 8 * kLanes <= dv; i += 8 * kLanes) accumulate_vectors<8>(acc + i, p, nb, v + i, v_stride);
+    for (; i + 4 * kLanes <= dv; i += 4 * kLanes) accumulate_vectors<4>(acc + i, p, nb, v + i, v_stride);
+    for (; i + kLanes <= dv; i += kLanes) accumulate_vectors<1>(acc + i, p, nb, v + i, v_stride);
     for (; i < dv; ++i)
         for (int64_t j = 0; j < nb; ++j)
             if (p[j] != 0.0f) acc[i] = std::fma(p[j], v[j * v_stride + i], acc[i]);
