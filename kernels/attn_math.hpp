@@ -35,4 +35,6 @@ inline float exp_scalar(float x) {
     return x < kLo ? 0.0f : y;
 }
 
+inline float silu_scalar(float x) { return x / (1.0f + exp_scalar(-x)); }
+
 }  // namespace pocket::kernels::attn

@@ -1,4 +1,4 @@
-// Flash attention's inner steps, the scalar definitions (every ISA reproduces these bits).
+// Flash attention's inner steps and SwiGLU, the scalar definitions (every ISA reproduces these bits).
 #include "kernels/attn_math.hpp"
 #include "kernels/isa_table.hpp"
 
@@ -17,8 +17,13 @@ void accumulate(int64_t dv, float* acc, const float* p, int64_t nb, const float*
     }
 }
 
+void swiglu_rows(const float* g, const float* u, float* out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = attn::silu_scalar(g[i]) * u[i];
+}
+
 }  // namespace
 
-AttnKernels attn_kernels_scalar() { return {exp_rows, accumulate}; }
+AttnKernels attn_kernels_scalar() { return {exp_rows, accumulate, swiglu_rows}; }
+float silu(float x) { return attn::silu_scalar(x); }
 
 }  // namespace pocket::kernels

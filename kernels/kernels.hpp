@@ -79,9 +79,9 @@ struct RepackKernels {
 // the scalar reference: the CPU device repacks only on the x86 SIMD ISAs (cpu_device.cpp).
 const RepackKernels* repack_kernels(GgmlType type);
 
-// Flash attention's inner steps, for the active ISA. Each is a fixed sequence of IEEE fma /
-// mul / add / compare per element (kernels/attn_math.hpp), so every ISA gives exactly the
-// bits of the scalar definition and attention does not depend on the ISA's lane count.
+// Flash attention's inner steps and SwiGLU, for the active ISA. Each is a fixed sequence of
+// IEEE fma / mul / div / add / compare per element (kernels/attn_math.hpp), so every ISA gives
+// exactly the bits of the scalar definition and the result does not depend on the lane count.
 struct AttnKernels {
     // y[i] = e^x[i] for i < n (y may be x): pocket's own exp, within 2 ulp of e^x on
     // [-87.33, 88]; 0 below -87.33 and for -inf (a masked score).
@@ -89,8 +89,12 @@ struct AttnKernels {
     // For j < nb in order, acc[i] = fma(p[j], v[j * v_stride + i], acc[i]) for i < dv; a cell
     // with p[j] == 0 is skipped, so a masked cell's row is never read.
     void (*accumulate)(int64_t dv, float* acc, const float* p, int64_t nb, const float* v, int64_t v_stride);
+    // out[i] = silu(g[i]) * u[i] for i < n, silu as below (the feed-forward gate).
+    void (*swiglu)(const float* g, const float* u, float* out, int64_t n);
 };
 const AttnKernels* attn_kernels();
+// x / (1 + e^-x) through the exp above: the bits of every swiglu kernel's silu.
+float silu(float x);
 
 // Activation conversion: f32 row -> vec_dot_type row (Q8_0, Q8_1, Q8_K, F16, BF16 or F32).
 void convert_activation_row(GgmlType act_type, const float* src, void* dst, int64_t n);

@@ -18,6 +18,9 @@ inline VF vmax(VF a, VF b) { return _mm512_max_ps(a, b); }
 inline VF vmin(VF a, VF b) { return _mm512_min_ps(a, b); }
 inline VF vsub(VF a, VF b) { return _mm512_sub_ps(a, b); }
 inline VF vmul(VF a, VF b) { return _mm512_mul_ps(a, b); }
+inline VF vadd(VF a, VF b) { return _mm512_add_ps(a, b); }
+inline VF vdiv(VF a, VF b) { return _mm512_div_ps(a, b); }
+inline VF vneg(VF a) { return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(INT32_MIN))); }
 inline VI vbits(VF a) { return _mm512_castps_si512(a); }
 inline VF vfloat(VI a) { return _mm512_castsi512_ps(a); }
 inline VI vsub_i(VI a, VI b) { return _mm512_sub_epi32(a, b); }
@@ -39,6 +42,9 @@ inline VF vmax(VF a, VF b) { return _mm256_max_ps(a, b); }
 inline VF vmin(VF a, VF b) { return _mm256_min_ps(a, b); }
 inline VF vsub(VF a, VF b) { return _mm256_sub_ps(a, b); }
 inline VF vmul(VF a, VF b) { return _mm256_mul_ps(a, b); }
+inline VF vadd(VF a, VF b) { return _mm256_add_ps(a, b); }
+inline VF vdiv(VF a, VF b) { return _mm256_div_ps(a, b); }
+inline VF vneg(VF a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
 inline VI vbits(VF a) { return _mm256_castps_si256(a); }
 inline VF vfloat(VI a) { return _mm256_castsi256_ps(a); }
 inline VI vsub_i(VI a, VI b) { return _mm256_sub_epi32(a, b); }
@@ -68,6 +74,15 @@ void exp_rows_simd(const float* x, float* y, int64_t n) {
     int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes) vstore(y + i, vexp(vload(x + i)));
     for (; i < n; ++i) y[i] = attn::exp_scalar(x[i]);
+}
+
+void swiglu_simd(const float* g, const float* u, float* out, int64_t n) {
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+        const VF x = vload(g + i);
+        vstore(out + i, vmul(vdiv(x, vadd(vset1(1.0f), vexp(vneg(x)))), vload(u + i)));
+    }
+    for (; i < n; ++i) out[i] = attn::silu_scalar(g[i]) * u[i];
 }
 
 // N vectors of acc stay in registers across the block's cells. Each lane is one fma chain

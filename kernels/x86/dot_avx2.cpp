@@ -24,6 +24,6 @@ QuantizeRowFn quantize_q8_K_avx2() { return quantize_row_q8_K_simd; }
 DequantizeRowFn dequantize_f16_f16c() { return dequantize_row_f16_f16c; }
 QuantizeRowFn quantize_f16_f16c() { return quantize_row_f16_f16c; }
 
-AttnKernels attn_kernels_avx2() { return {exp_rows_simd, accumulate_simd}; }
+AttnKernels attn_kernels_avx2() { return {exp_rows_simd, accumulate_simd, swiglu_simd}; }
 
 }  // namespace pocket::kernels

@@ -26,6 +26,6 @@ PackedGemmFn q3_Kx8_gemm_avx512() { return q3_Kx8_gemm; }
 QuantizeRowFn quantize_q8_0_avx512() { return quantize_row_q8_0_simd; }
 QuantizeRowFn quantize_q8_K_avx512() { return quantize_row_q8_K_simd; }
 
-AttnKernels attn_kernels_avx512() { return {exp_rows_simd, accumulate_simd}; }
+AttnKernels attn_kernels_avx512() { return {exp_rows_simd, accumulate_simd, swiglu_simd}; }
 
 }  // namespace pocket::kernels

@@ -51,6 +51,18 @@ TEST(AttnExp, ScalarWithinTwoUlpOfExp) {
     EXPECT_EQ(exp_of({-1000.0f})[0], 0.0f);
 }
 
+TEST(Silu, CloseToFloat64) {
+    // x / (1 + e^-x) through pocket's exp: a few ulp from the float64 value where e^-x is a
+    // normal float, x itself once e^-x is below the floats, and toward -0 far below zero.
+    for (float x = -87.0f; x <= 100.0f; x += 0.0137f) {
+        const float ref = static_cast<float>(x / (1.0 + std::exp(-static_cast<double>(x))));
+        ASSERT_LE(ulp_distance(silu(x), ref), 4) << "silu(" << x << ") = " << silu(x) << ", want " << ref;
+    }
+    EXPECT_EQ(silu(0.0f), 0.0f);
+    EXPECT_EQ(silu(100.0f), 100.0f);
+    EXPECT_LT(std::abs(silu(-100.0f)), 1e-30f);
+}
+
 class AttnSteps : public ::testing::TestWithParam<Isa> {};
 
 TEST_P(AttnSteps, BitwiseEqualToScalar) {
@@ -70,6 +82,27 @@ TEST_P(AttnSteps, BitwiseEqualToScalar) {
         set_active_isa(isa);
         attn_kernels()->exp(x.data() + 1, got.data() + 1, n);
         ASSERT_EQ(std::memcmp(want.data() + 1, got.data() + 1, static_cast<size_t>(n) * sizeof(float)), 0) << "n=" << n;
+    }
+
+    // swiglu: every length up to 70 at an odd offset, gates across the range where e^-x leaves
+    // the floats at either end, signed zeros and infinities mixed in.
+    std::uniform_real_distribution<float> gate(-120.0f, 120.0f);
+    for (int64_t n = 0; n <= 70; ++n) {
+        std::vector<float> g(static_cast<size_t>(n) + 1), u(g.size());
+        for (auto& v : g) {
+            const unsigned pick = rng() % 16;
+            v = pick == 0 ? -0.0f : pick == 1 ? kInf : pick == 2 ? -kInf : pick < 8 ? gate(rng) / 20.0f : gate(rng);
+        }
+        for (auto& v : u) v = value(rng);
+        std::vector<float> want(g.size()), got(g.size());
+        set_active_isa(Isa::scalar);
+        attn_kernels()->swiglu(g.data() + 1, u.data() + 1, want.data() + 1, n);
+        set_active_isa(isa);
+        attn_kernels()->swiglu(g.data() + 1, u.data() + 1, got.data() + 1, n);
+        ASSERT_EQ(std::memcmp(want.data() + 1, got.data() + 1, static_cast<size_t>(n) * sizeof(float)), 0) << "n=" << n;
+        for (int64_t i = 1; i <= n; ++i)  // and the scalar definition is silu(g) * u
+            ASSERT_EQ(std::bit_cast<uint32_t>(want[static_cast<size_t>(i)]),
+                      std::bit_cast<uint32_t>(silu(g[static_cast<size_t>(i)]) * u[static_cast<size_t>(i)]));
     }
 
     // accumulate: head sizes with and without a tail, partial blocks, zero weights whose value

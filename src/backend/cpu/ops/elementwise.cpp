@@ -1,5 +1,6 @@
 // Element-wise ops on f32 rows of any stride; results are contiguous. Split by rows.
 #include "backend/cpu/ops.hpp"
+#include "kernels/kernels.hpp"
 
 #include <cmath>
 
@@ -44,7 +45,8 @@ template <class F> void unary(const OpContext& ctx, Tensor& dst, F f) {
     }
 }
 
-inline float silu(float x) { return x / (1.0f + std::exp(-x)); }
+// pocket's exp (the kernels' SwiGLU gives the same bits on every ISA), not libm's.
+inline float silu(float x) { return kernels::silu(x); }
 
 // ggml's tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 inline float gelu(float x) {
@@ -57,7 +59,20 @@ inline float gelu(float x) {
 
 void op_add(const OpContext& ctx, Tensor& dst) { binary(ctx, dst, [](float x, float y) { return x + y; }); }
 void op_mul(const OpContext& ctx, Tensor& dst) { binary(ctx, dst, [](float x, float y) { return x * y; }); }
-void op_swiglu(const OpContext& ctx, Tensor& dst) { binary(ctx, dst, [](float g, float u) { return silu(g) * u; }); }
+void op_swiglu(const OpContext& ctx, Tensor& dst) {
+    const Tensor& g = *dst.src[0];
+    const Tensor& u = *dst.src[1];
+    const bool rows = u.ne[0] == dst.ne[0] && g.nb[0] == sizeof(float) && u.nb[0] == sizeof(float);
+    if (!rows) return binary(ctx, dst, [](float x, float y) { return silu(x) * y; });
+    const auto swiglu = kernels::attn_kernels()->swiglu;  // the same bits as silu(x) * y
+    const auto [r0, r1] = ctx.range(dst.nrows());
+    for (int64_t r = r0; r < r1; ++r) {
+        const RowIndex ix = row_index(dst, r);
+        const auto* gr = reinterpret_cast<const float*>(row_ptr(g, ix));
+        const auto* ur = reinterpret_cast<const float*>(row_ptr(u, {ix.i1 % u.ne[1], ix.i2 % u.ne[2], ix.i3 % u.ne[3]}));
+        swiglu(gr, ur, reinterpret_cast<float*>(row_ptr(dst, ix)), dst.ne[0]);
+    }
+}
 void op_geglu(const OpContext& ctx, Tensor& dst) { binary(ctx, dst, [](float g, float u) { return gelu(g) * u; }); }
 
 void op_scale(const OpContext& ctx, Tensor& dst) {
