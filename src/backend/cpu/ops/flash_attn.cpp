@@ -89,25 +89,23 @@ void op_flash_attn(const OpContext& ctx, Tensor& dst) {
         return std::pair{begin, end};
     };
 
-    // One block's score row for row r of query t: scaled, capped, masked; then the online
-    // softmax step and the values. Cells past the query's end count as masked.
-    auto add_block = [&](int64_t r, const uint8_t* mrow, int64_t b, int64_t nb, int64_t end, const float* vb,
-                         int64_t v_stride) {
+    // One block's scores of row r: scaled, capped, masked (mv: its query's mask over the block,
+    // -inf past the query's end); then the online softmax's rescale and the exponentials.
+    // False when every cell is masked: the row takes nothing from this block.
+    auto softmax_block = [&](int64_t r, const float* mv, int64_t nb) {
         float* s = scores + r * kBlock;
         float bmax = kNegInf;
         for (int64_t j = 0; j < nb; ++j) {
-            const int64_t c = b + j;
-            const float mv = c < end ? mask_at(mrow, c) : kNegInf;
             float x = kNegInf;
-            if (mv != kNegInf) {
+            if (mv[j] != kNegInf) {
                 x = s[j] * p.scale;
                 if (p.softcap > 0.0f) x = p.softcap * std::tanh(x / p.softcap);
-                x += mv;
+                x += mv[j];
             }
             s[j] = x;
             bmax = std::max(bmax, x);
         }
-        if (bmax == kNegInf) return;
+        if (bmax == kNegInf) return false;
         const float m_new = std::max(ms[r], bmax);
         if (m_new != ms[r]) {
             float correction = ms[r] - m_new;  // e^(-inf) = 0 on the first block
@@ -119,8 +117,21 @@ void op_flash_attn(const OpContext& ctx, Tensor& dst) {
         }
         for (int64_t j = 0; j < nb; ++j) s[j] -= m_new;
         step.exp(s, s, nb);
-        for (int64_t j = 0; j < nb; ++j) ls[r] += s[j];
-        step.accumulate(dv, accs + r * dv, s, nb, vb, v_stride);
+        return true;
+    };
+    // Each row's sum takes its cells in order, one add after another: alone, every add waits
+    // on the one before, so four rows' chains run side by side (the same adds, the same bits).
+    auto add_sums = [&](const int64_t* rows, int64_t n_rows, int64_t nb) {
+        int64_t i = 0;
+        for (; i + 4 <= n_rows; i += 4) {
+            const float *s0 = scores + rows[i] * kBlock, *s1 = scores + rows[i + 1] * kBlock,
+                        *s2 = scores + rows[i + 2] * kBlock, *s3 = scores + rows[i + 3] * kBlock;
+            float l0 = ls[rows[i]], l1 = ls[rows[i + 1]], l2 = ls[rows[i + 2]], l3 = ls[rows[i + 3]];
+            for (int64_t j = 0; j < nb; ++j) l0 += s0[j], l1 += s1[j], l2 += s2[j], l3 += s3[j];
+            ls[rows[i]] = l0, ls[rows[i + 1]] = l1, ls[rows[i + 2]] = l2, ls[rows[i + 3]] = l3;
+        }
+        for (; i < n_rows; ++i)
+            for (int64_t j = 0; j < nb; ++j) ls[rows[i]] += scores[rows[i] * kBlock + j];
     };
 
     const int64_t n_tiles = (n_q + tq - 1) / tq;
@@ -170,10 +181,18 @@ void op_flash_attn(const OpContext& ctx, Tensor& dst) {
                 else for (int64_t j = 0; j < nb; ++j) v_to_f32(v.element(0, hk, b + j), v_block + j * dv, dv);
                 gemm(d, kb, k_stride, nb, qs + lo * group * d, static_cast<size_t>(d) * sizeof(float),
                      (hi + 1 - lo) * group, scores + lo * group * kBlock, kBlock);
+                std::array<int64_t, kTileRows> live;  // rows that see a cell of this block
+                int64_t n_live = 0;
                 for (int64_t a = lo; a <= hi; ++a) {
                     if (begin[a] != cb || end[a] <= b) continue;
-                    for (int64_t g = 0; g < group; ++g) add_block(a * group + g, mrows[a], b, nb, end[a], vb, v_stride);
+                    std::array<float, kBlock> mv;  // the query's mask here, shared by its group's rows
+                    for (int64_t j = 0; j < nb; ++j) mv[j] = b + j < end[a] ? mask_at(mrows[a], b + j) : kNegInf;
+                    for (int64_t g = 0; g < group; ++g)
+                        if (softmax_block(a * group + g, mv.data(), nb)) live[n_live++] = a * group + g;
                 }
+                add_sums(live.data(), n_live, nb);
+                for (int64_t i = 0; i < n_live; ++i)
+                    step.accumulate(dv, accs + live[i] * dv, scores + live[i] * kBlock, nb, vb, v_stride);
             }
             for (int64_t a = a0; a < nt; ++a)
                 if (begin[a] == cb) done[a] = true;
