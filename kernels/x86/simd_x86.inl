@@ -1252,7 +1252,9 @@ void packed32_tile(int64_t b0, int64_t b1, const typename P::Block* x0, const ty
                 P::template add_half_sums<C>(x0[b], 1, y, b, S);
                 const __m256 dx = V::scales(x0[b], x1[b]);
                 for (int j = 0; j < C; ++j) {
-                    const __m256i dot = _mm256_add_epi32(_mm256_set1_epi32(info[j][b].off), P::half_sums_total(S[j]));
+                    // Q8_0 without VNNI stores the signed levels (offset 0): no add per column.
+                    __m256i dot = P::half_sums_total(S[j]);
+                    if constexpr (P::kOffset != 0) dot = _mm256_add_epi32(_mm256_set1_epi32(info[j][b].off), dot);
                     acc[j] = V::fmadd(V::scale(dx, info[j][b].d), _mm256_cvtepi32_ps(dot), acc[j]);
                 }
             } else {
