@@ -85,6 +85,10 @@ public:
     const Architecture& architecture() const { return *arch_; }
     uint64_t n_params() const;
     uint64_t weight_bytes() const;
+    // Bytes of weights one decoded token reads, wherever they live: every matrix and vector
+    // the forward pass uses once, one row of an embedding table, and of an expert stack the
+    // n_expert_used of n_expert slices a token goes through. bench --bandwidth divides by it.
+    uint64_t bytes_read_per_token() const;
     std::string type_name() const;  // e.g. "Q4_K - Medium" from general.file_type, or the dominant type
 
     // Where each layer lives (-ngl, -dev), decided at load.

@@ -5,6 +5,7 @@
 #include "pocket/error.hpp"
 #include "pocket/tokenizer.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <thread>
@@ -115,6 +116,18 @@ uint64_t Model::n_params() const {
 uint64_t Model::weight_bytes() const {
     uint64_t n = 0;
     for (const auto& t : file_.tensors()) n += t.n_bytes;
+    return n;
+}
+
+uint64_t Model::bytes_read_per_token() const {
+    uint64_t n = 0;
+    for (const auto& [key, t] : weights_) {
+        const GgufTensorInfo& info = file_.tensor(key.name);  // the file's bytes: a repacked copy holds as many
+        const auto rows = static_cast<uint64_t>(info.ne[1] * info.ne[2] * info.ne[3]);
+        if (key.input) n += info.n_bytes / std::max<uint64_t>(rows, 1);  // the lookup reads one row
+        else if (hparams_.n_expert > 0 && info.ne[2] == hparams_.n_expert) n += info.n_bytes / hparams_.n_expert * hparams_.n_expert_used;
+        else n += info.n_bytes;
+    }
     return n;
 }
 

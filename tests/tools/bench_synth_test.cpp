@@ -80,6 +80,71 @@ TEST(Synth, NewArchitecturePresetsLoadAndRun) {
     }
 }
 
+// What a decoded token reads, from the file's own tensor list: every tensor once, but one row
+// of the embedding table (unless it is also the output matrix, then once more in full), and of
+// an expert stack n_expert_used of n_expert slices.
+uint64_t expected_bytes_per_token(const GgufFile& f, uint64_t n_expert, uint64_t n_used) {
+    uint64_t n = 0;
+    for (const auto& t : f.tensors()) {
+        if (t.name == "token_embd.weight") {
+            n += t.n_bytes / static_cast<uint64_t>(t.ne[1]);
+            if (!f.find_tensor("output.weight")) n += t.n_bytes;
+        } else if (t.name.find("_exps.") != std::string::npos) {
+            n += t.n_bytes / n_expert * n_used;
+        } else {
+            n += t.n_bytes;
+        }
+    }
+    return n;
+}
+
+TEST(Model, BytesReadPerTokenCountsOneEmbeddingRowAndTheChosenExperts) {
+    const fs::path p = synth_tiny("f16");
+    auto model = Model::load(p.string());
+    EXPECT_EQ(model->bytes_read_per_token(), expected_bytes_per_token(model->file(), 0, 0));
+    EXPECT_LT(model->bytes_read_per_token(), model->weight_bytes());
+    fs::remove(p);
+
+    POCKET_REQUIRE_SHARED(shared);
+    const fs::path moe = fs::temp_directory_path() / ("pocket-synth-moe-" + std::to_string(::getpid()) + ".gguf");
+    tools::SynthOptions o;
+    o.preset = "qwen3moe-small";
+    o.output = moe.string();
+    o.vocab = (shared / "gguf" / "stories260K-f32.gguf").string();
+    o.n_layer = 1;
+    tools::synth_model(o);
+    auto m = Model::load(moe.string());
+    const HParams& hp = m->hparams();
+    ASSERT_GT(hp.n_expert, hp.n_expert_used);
+    EXPECT_EQ(m->bytes_read_per_token(), expected_bytes_per_token(m->file(), hp.n_expert, hp.n_expert_used));
+    fs::remove(moe);
+}
+
+// --bandwidth: each tg test has a memory read beside it; pp tests have none.
+TEST(Bench, BandwidthReadBesideEachGenerationTest) {
+    const fs::path p = synth_tiny("f32");
+    tools::BenchOptions o;
+    o.models = {p.string()};
+    o.n_prompt = {16};
+    o.n_gen = {4};
+    o.threads = {1, 2};
+    o.repetitions = 1;
+    o.bandwidth = true;
+    const auto results = tools::run_bench(o);
+    ASSERT_EQ(results.size(), 4u);
+    const uint64_t per_token = Model::load(p.string())->bytes_read_per_token();
+    for (const auto& r : results) {
+        EXPECT_EQ(r.weight_bytes_per_token, per_token);
+        if (r.n_gen > 0) EXPECT_GT(r.read_bytes_per_s, 1e8);  // any machine reads 0.1 GB/s
+        else EXPECT_EQ(r.read_bytes_per_s, 0.0);
+        EXPECT_GE(r.peak_rss_bytes, r.model_size);  // the probe's buffer taken out, the weights still in
+    }
+    std::ostringstream md;
+    tools::print_bench(results, "md", md);
+    EXPECT_NE(md.str().find("| of read |"), std::string::npos) << md.str();
+    fs::remove(p);
+}
+
 TEST(Bench, JsonHasLlamaBenchFields) {
     const fs::path p = synth_tiny("f32");
     tools::BenchOptions o;

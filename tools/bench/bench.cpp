@@ -1,4 +1,5 @@
 #include "bench.hpp"
+#include "read_probe.hpp"
 
 #include "../common/flag_checks.hpp"
 
@@ -99,6 +100,8 @@ std::vector<BenchResult> run_bench(const BenchOptions& o) {
     size_t n_done = 0;
     std::vector<BenchResult> results;
     std::mt19937 rng(42);
+    // Before any model, so that its buffer is a constant in the peak RSS (taken back out below).
+    const std::unique_ptr<ReadProbe> probe = o.bandwidth ? std::make_unique<ReadProbe>() : nullptr;
     for (const auto& path : o.models)
       for (const std::string& ngl : o.n_gpu_layers) {
         ModelLoadOptions load;
@@ -120,6 +123,7 @@ std::vector<BenchResult> run_bench(const BenchOptions& o) {
             r.model_type = fmt::format("{} {} {}", model->hparams().arch, size_class(model->n_params()), model->type_name());
             r.model_size = model->weight_bytes();
             r.model_n_params = model->n_params();
+            r.weight_bytes_per_token = model->bytes_read_per_token();
             r.isa = kernels::isa_name(kernels::active_isa());
             r.backends = backends;
             r.n_gpu_layers = static_cast<int>(model->placement().n_gpu_layers);
@@ -160,6 +164,8 @@ std::vector<BenchResult> run_bench(const BenchOptions& o) {
             r.stddev_ts = r.samples_ts.size() > 1 ? std::sqrt(sum2 / static_cast<double>(r.samples_ts.size() - 1)) : 0.0;
             r.load_ms = load_ms;
             r.peak_rss_bytes = peak_rss_bytes();
+            if (probe) r.peak_rss_bytes -= std::min(r.peak_rss_bytes, probe->bytes());
+            if (probe && t.pp == 0 && t.tg > 0) r.read_bytes_per_s = probe->bytes_per_second(t.threads);
             results.push_back(std::move(r));
         }
       }

@@ -25,6 +25,7 @@ struct BenchOptions {
     int repetitions = 5;
     std::string output = "md";  // md, json, jsonl, csv, sql
     bool progress = false;      // a line on stderr before each test
+    bool bandwidth = false;     // --bandwidth: a memory read beside each tg test (read_probe.hpp)
 };
 
 struct BenchResult {
@@ -40,6 +41,11 @@ struct BenchResult {
     // -water mark: with several models it covers every one loaded so far).
     double load_ms = 0;
     uint64_t peak_rss_bytes = 0;
+    // The weights one decoded token reads (Model::bytes_read_per_token), and with --bandwidth,
+    // after a tg test, how fast its threads read memory then (0 when not measured): the
+    // test's weight reads per second against what the memory gave.
+    uint64_t weight_bytes_per_token = 0;
+    double read_bytes_per_s = 0;
 };
 
 std::vector<BenchResult> run_bench(const BenchOptions& options);

@@ -54,6 +54,8 @@ const std::vector<Field>& fields() {
         // pocket's own, after llama-bench's fields so their positions do not move
         {"load_ms", false, [](const BenchResult& r) { return fmt::format("{:.1f}", r.load_ms); }},
         {"peak_rss_bytes", false, [](const BenchResult& r) { return std::to_string(r.peak_rss_bytes); }},
+        {"weight_bytes_per_token", false, [](const BenchResult& r) { return std::to_string(r.weight_bytes_per_token); }},
+        {"read_bytes_per_s", false, [](const BenchResult& r) { return fmt::format("{:.0f}", r.read_bytes_per_s); }},
     };
     return f;
 }
@@ -161,6 +163,17 @@ void print_markdown(const std::vector<BenchResult>& results, std::ostream& out) 
     cols.push_back({"peak RSS", true, [](const BenchResult& r) {
                         return fmt::format("{:.0f} MiB", static_cast<double>(r.peak_rss_bytes) / (1024.0 * 1024.0));
                     }});
+    // --bandwidth: a generation test's weight reads per second, the memory read measured
+    // right after it, and the first as a share of the second.
+    if (std::any_of(results.begin(), results.end(), [](const BenchResult& r) { return r.read_bytes_per_s > 0; })) {
+        auto weights_per_s = [](const BenchResult& r) { return static_cast<double>(r.weight_bytes_per_token) * r.avg_ts; };
+        auto measured = [](const BenchResult& r) { return r.read_bytes_per_s > 0; };
+        cols.push_back({"weights GB/s", true, [=](const BenchResult& r) { return measured(r) ? fmt::format("{:.1f}", weights_per_s(r) / 1e9) : "-"; }});
+        cols.push_back({"read GB/s", true, [=](const BenchResult& r) { return measured(r) ? fmt::format("{:.1f}", r.read_bytes_per_s / 1e9) : "-"; }});
+        cols.push_back({"of read", true, [=](const BenchResult& r) {
+                            return measured(r) ? fmt::format("{:.0f}%", 100.0 * weights_per_s(r) / r.read_bytes_per_s) : "-";
+                        }});
+    }
 
     // Widths in characters (the ± is one character, two bytes).
     auto chars = [](const std::string& s) {

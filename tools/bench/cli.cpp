@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
     app.add_option("-o,--output", o.output, "md, json, jsonl, csv or sql")
         ->check(CLI::IsMember({"md", "json", "jsonl", "csv", "sql"}))->default_str("md");
     app.add_flag("--progress", o.progress, "a line on stderr before each test");
+    app.add_flag("--bandwidth", o.bandwidth, "after each tg test, a memory read on its threads: weights GB/s against it");
     o.n_gpu_layers = {"auto"};
     app.add_option("--n-gpu-layers", o.n_gpu_layers, "layers on the GPU: N, all or auto (-ngl; lists: 0,99)")->delimiter(',');
     app.add_option("--device", o.device, "the GPU to use (-dev; see --list-devices)");
