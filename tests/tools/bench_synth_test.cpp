@@ -30,6 +30,17 @@ fs::path synth_tiny(const std::string& type, const std::string& vocab = {}) {
     return p;
 }
 
+// bench on one file: pp16 and tg4, each on 1 and 2 threads.
+tools::BenchOptions pp_and_tg_on_1_and_2_threads(const fs::path& model, int repetitions) {
+    tools::BenchOptions o;
+    o.models = {model.string()};
+    o.n_prompt = {16};
+    o.n_gen = {4};
+    o.threads = {1, 2};
+    o.repetitions = repetitions;
+    return o;
+}
+
 }  // namespace
 
 TEST(Synth, TinyModelLoadsAndGivesFiniteLogits) {
@@ -123,12 +134,7 @@ TEST(Model, BytesReadPerTokenCountsOneEmbeddingRowAndTheChosenExperts) {
 // --bandwidth: each tg test has a memory read beside it; pp tests have none.
 TEST(Bench, BandwidthReadBesideEachGenerationTest) {
     const fs::path p = synth_tiny("f32");
-    tools::BenchOptions o;
-    o.models = {p.string()};
-    o.n_prompt = {16};
-    o.n_gen = {4};
-    o.threads = {1, 2};
-    o.repetitions = 1;
+    tools::BenchOptions o = pp_and_tg_on_1_and_2_threads(p, 1);
     o.bandwidth = true;
     const auto results = tools::run_bench(o);
     ASSERT_EQ(results.size(), 4u);
@@ -147,12 +153,7 @@ TEST(Bench, BandwidthReadBesideEachGenerationTest) {
 
 TEST(Bench, JsonHasLlamaBenchFields) {
     const fs::path p = synth_tiny("f32");
-    tools::BenchOptions o;
-    o.models = {p.string()};
-    o.n_prompt = {16};
-    o.n_gen = {4};
-    o.threads = {1, 2};
-    o.repetitions = 2;
+    const tools::BenchOptions o = pp_and_tg_on_1_and_2_threads(p, 2);
     const auto results = tools::run_bench(o);
     ASSERT_EQ(results.size(), 4u);  // (pp, tg) x (1, 2 threads)
     std::ostringstream out;
