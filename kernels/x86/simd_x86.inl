@@ -1128,9 +1128,9 @@ inline void prefetch_record(const R* r) { prefetch_bytes(r, sizeof(R)); }
 // group it names bytes beyond the buffer: a prefetch does not fault, and the address is
 // formed as an integer.
 template <class R>
-inline void prefetch_ahead(const R* x, int64_t b, int64_t ahead) {
+inline void prefetch_ahead(const R* x, int64_t b, int64_t ahead, int64_t records = 1) {
     prefetch_bytes(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(x) + static_cast<uintptr_t>(b + ahead) * sizeof(R)),
-                   sizeof(R));
+                   static_cast<size_t>(records) * sizeof(R));
 }
 constexpr int64_t kKPrefetch = 3;  // super-block records ahead (Q4_K 1152 bytes, Q6_K 1680)
 constexpr int64_t kBlockPrefetch = 16; // 32-block records ahead, fetched 8 at a time
@@ -1170,7 +1170,9 @@ void packed32_column(int64_t nb, const typename P::Block* x, const block_q8_0* y
     };
     int64_t b = 0;
     for (; b + 8 <= nb; b += 8) {
-        if (b + kBlockPrefetch + 8 <= nb) prefetch_bytes(x + b + kBlockPrefetch, 8 * sizeof(x[0]));
+        // Past the group's end too, into the next group's first records (with 64 blocks a row,
+        // stopping at the end left the last 24 of every group to the hardware prefetcher).
+        prefetch_ahead(x, b, kBlockPrefetch, 8);
         for (int k = 0; k < 8; ++k) step(b + k, k);
     }
     for (int k = 0; b < nb; ++b, ++k) step(b, k);
