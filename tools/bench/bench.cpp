@@ -165,7 +165,8 @@ std::vector<BenchResult> run_bench(const BenchOptions& o) {
             r.load_ms = load_ms;
             r.peak_rss_bytes = peak_rss_bytes();
             if (probe) r.peak_rss_bytes -= std::min(r.peak_rss_bytes, probe->bytes());
-            if (probe && t.pp == 0 && t.tg > 0) r.read_bytes_per_s = probe->bytes_per_second(t.threads);
+            // Host memory: a test with layers on a GPU reads them from the GPU's, so none there.
+            if (probe && t.pp == 0 && t.tg > 0 && r.n_gpu_layers == 0) r.read_bytes_per_s = probe->bytes_per_second(t.threads);
             results.push_back(std::move(r));
         }
       }
