@@ -41,6 +41,24 @@ tools::BenchOptions pp_and_tg_on_1_and_2_threads(const fs::path& model, int repe
     return o;
 }
 
+// What a decoded token reads, from the file's own tensor list: every tensor once, but one row
+// of the embedding table (unless it is also the output matrix, then once more in full), and of
+// an expert stack n_expert_used of n_expert slices.
+uint64_t expected_bytes_per_token(const GgufFile& f, uint64_t n_expert, uint64_t n_used) {
+    uint64_t n = 0;
+    for (const auto& t : f.tensors()) {
+        if (t.name == "token_embd.weight") {
+            n += t.n_bytes / static_cast<uint64_t>(t.ne[1]);
+            if (!f.find_tensor("output.weight")) n += t.n_bytes;
+        } else if (t.name.find("_exps.") != std::string::npos) {
+            n += t.n_bytes / n_expert * n_used;
+        } else {
+            n += t.n_bytes;
+        }
+    }
+    return n;
+}
+
 }  // namespace
 
 TEST(Synth, TinyModelLoadsAndGivesFiniteLogits) {
@@ -89,24 +107,6 @@ TEST(Synth, NewArchitecturePresetsLoadAndRun) {
         for (float l : ctx.last_logits()) ASSERT_TRUE(std::isfinite(l));
         fs::remove(p);
     }
-}
-
-// What a decoded token reads, from the file's own tensor list: every tensor once, but one row
-// of the embedding table (unless it is also the output matrix, then once more in full), and of
-// an expert stack n_expert_used of n_expert slices.
-uint64_t expected_bytes_per_token(const GgufFile& f, uint64_t n_expert, uint64_t n_used) {
-    uint64_t n = 0;
-    for (const auto& t : f.tensors()) {
-        if (t.name == "token_embd.weight") {
-            n += t.n_bytes / static_cast<uint64_t>(t.ne[1]);
-            if (!f.find_tensor("output.weight")) n += t.n_bytes;
-        } else if (t.name.find("_exps.") != std::string::npos) {
-            n += t.n_bytes / n_expert * n_used;
-        } else {
-            n += t.n_bytes;
-        }
-    }
-    return n;
 }
 
 TEST(Model, BytesReadPerTokenCountsOneEmbeddingRowAndTheChosenExperts) {

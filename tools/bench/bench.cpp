@@ -117,13 +117,14 @@ std::vector<BenchResult> run_bench(const BenchOptions& o) {
         std::string backends;
         for (const Device* d : model->placement().devices) backends += (backends.empty() ? "" : ",") + std::string(d->name());
         const uint32_t n_vocab = model->hparams().n_vocab;
+        const uint64_t bytes_per_token = model->bytes_read_per_token();  // once per model, not per test
         for (const Test& t : tests) {
             BenchResult r;
             r.model_filename = path;
             r.model_type = fmt::format("{} {} {}", model->hparams().arch, size_class(model->n_params()), model->type_name());
             r.model_size = model->weight_bytes();
             r.model_n_params = model->n_params();
-            r.weight_bytes_per_token = model->bytes_read_per_token();
+            r.weight_bytes_per_token = bytes_per_token;
             r.isa = kernels::isa_name(kernels::active_isa());
             r.backends = backends;
             r.n_gpu_layers = static_cast<int>(model->placement().n_gpu_layers);

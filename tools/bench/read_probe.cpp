@@ -12,8 +12,6 @@ ReadProbe::ReadProbe(uint64_t bytes) : bytes_(bytes / 64 * 64), words_(new uint6
     std::fill_n(words_.get(), bytes_ / 8, uint64_t{1});  // every page resident before it is timed
 }
 
-ReadProbe::~ReadProbe() = default;
-
 double ReadProbe::bytes_per_second(int threads) const {
     const uint64_t n = bytes_ / 8;
     const auto share = [&](int i) { return n / 8 * static_cast<uint64_t>(i) / static_cast<uint64_t>(threads) * 8; };

@@ -12,7 +12,6 @@ public:
     // Allocates and touches the buffer now (before any model), so that it sits in the peak
     // RSS as a constant: bench takes bytes() back out of the figure it reports.
     explicit ReadProbe(uint64_t bytes = uint64_t{256} << 20);
-    ~ReadProbe();
     uint64_t bytes() const { return bytes_; }
     // Bytes per second of the best of a few passes over the buffer, `threads` threads each
     // summing its contiguous share (as a matrix-vector product splits its rows).
