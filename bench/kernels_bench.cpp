@@ -6,16 +6,19 @@
 //   gemm/<type>/<isa>/M   M activation rows at once; GFLOPS = 2 * n * rows * M / time
 //   gemm_repacked/<type>/<isa>/M  the same on the repacked layout (prompt processing);
 //                         POCKET_BENCH_N / POCKET_BENCH_ROWS set the gemm shape
+//                         (POCKET_BENCH_DOT_KIB the M = 1 runs' weight bytes)
 //   read_bandwidth        a STREAM-style read of a large buffer (the ceiling for dot)
 // The M = 1 benchmarks and read_bandwidth run on 1 and 2 threads (/threads:N), each thread
 // taking its share of the rows; they report the bytes of all threads together per wall time.
 #include "kernels/kernels.hpp"
 
 #include <benchmark/benchmark.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -34,7 +37,9 @@ int64_t env_or(const char* name, int64_t fallback) {
 }
 const int64_t kN = env_or("POCKET_BENCH_N", 4096);  // row length
 const int64_t kGemmRows = env_or("POCKET_BENCH_ROWS", 256);
-constexpr size_t kDotBytes = size_t{192} << 20;  // weights per dot run: well past any cache
+// Weights per matrix-vector run: well past any cache by default; POCKET_BENCH_DOT_KIB = 256
+// keeps them in L2, which shows the kernel's compute rate apart from memory.
+const size_t kDotBytes = static_cast<size_t>(env_or("POCKET_BENCH_DOT_KIB", 192 << 10)) << 10;
 
 size_t row_bytes(GgmlType t, int64_t n) {
     for (const auto& r : kGgmlTypes)
@@ -123,6 +128,27 @@ void bench_gemv(benchmark::State& state, GgmlType t, Isa isa) {
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.size()));
 }
 
+// A packed copy as the model holds one: mapped with transparent huge pages requested (the CPU
+// backend does the same). On 4 KiB pages the decoding kernels measured slower than in the
+// model, and faster kernels did not show.
+class HugeBytes {
+public:
+    explicit HugeBytes(size_t n) : n_((n + (size_t{2} << 20) - 1) / (size_t{2} << 20) * (size_t{2} << 20)) {
+        void* p = ::mmap(nullptr, n_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) std::abort();
+        ::madvise(p, n_, MADV_HUGEPAGE);
+        p_ = static_cast<uint8_t*>(p);
+    }
+    HugeBytes(const HugeBytes&) = delete;
+    HugeBytes& operator=(const HugeBytes&) = delete;
+    ~HugeBytes() { ::munmap(p_, n_); }
+    uint8_t* data() const { return p_; }
+
+private:
+    size_t n_;
+    uint8_t* p_;
+};
+
 // Matrix x vector on the load-time repacked layout (8 rows interleaved).
 void bench_gemv_repacked(benchmark::State& state, GgmlType t, Isa isa) {
     set_active_isa(isa);
@@ -132,20 +158,21 @@ void bench_gemv_repacked(benchmark::State& state, GgmlType t, Isa isa) {
     // One packed matrix per thread's share, as the loader packs whole tiles of rows.
     const auto w = weight_rows(t, rows / n);
     const auto a = activation_rows(t, 1);
-    std::vector<std::vector<uint8_t>> packed(static_cast<size_t>(n));
-    for (auto& p : packed) {
-        p.resize(rk->packed_bytes(rows / n, kN));
-        rk->pack(w.data(), row_bytes(t, kN), rows / n, kN, p.data());
+    const size_t packed_bytes = rk->packed_bytes(rows / n, kN);
+    std::vector<std::unique_ptr<HugeBytes>> packed;
+    for (int i = 0; i < n; ++i) {
+        packed.push_back(std::make_unique<HugeBytes>(packed_bytes));
+        rk->pack(w.data(), row_bytes(t, kN), rows / n, kN, packed.back()->data());
     }
     std::vector<float> out(static_cast<size_t>(rows));
     for (auto _ : state) {
         on_threads(n, n, [&](int64_t i, int64_t) {
-            rk->gemm(kN, packed[static_cast<size_t>(i)].data(), rows / n, a.data(), row_bytes(type_kernels(t)->vec_dot_type, kN),
+            rk->gemm(kN, packed[static_cast<size_t>(i)]->data(), rows / n, a.data(), row_bytes(type_kernels(t)->vec_dot_type, kN),
                      1, &out[static_cast<size_t>(i * (rows / n))], rows / n);
         });
         benchmark::DoNotOptimize(out.data());
     }
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(packed[0].size()) * n);
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(packed_bytes) * n);
 }
 
 void bench_gemm(benchmark::State& state, GgmlType t, Isa isa, int64_t m) {
