@@ -983,8 +983,8 @@ inline __m256i broadcast4(const int8_t* p) { return _mm256_set1_epi32(dword_at(p
 struct ActPairs {
     __m512i a[4];  // a[i]: the block's dword 2i in lanes 0-7, dword 2i + 1 in lanes 8-15
 };
-inline ActPairs act_pairs(const block_q8_0& y) {
-    const __m512i v = _mm512_zextsi256_si512(load32(y.qs));
+inline ActPairs act_pairs(const int8_t* qs32) {  // 32 activation bytes
+    const __m512i v = _mm512_zextsi256_si512(load32(qs32));
     ActPairs A;
     for (int i = 0; i < 4; ++i)
         A.a[i] = _mm512_permutexvar_epi32(_mm512_inserti64x4(_mm512_set1_epi32(2 * i), _mm256_set1_epi32(2 * i + 1), 1), v);
@@ -1202,7 +1202,7 @@ void packed32_column(int64_t nb, const typename P::Block* x, const block_q8_0* y
         const __m256 d = _mm256_mul_ps(dx, _mm256_set1_ps(info[b].d));
         __m256i sums;
 #if POCKET_X86_ZMM
-        if constexpr (requires { P::pair_sums; }) sums = P::pair_sums(x[b], act_pairs(y[b]), _mm256_set1_epi32(info[b].off));
+        if constexpr (requires { P::pair_sums; }) sums = P::pair_sums(x[b], act_pairs(y[b].qs), _mm256_set1_epi32(info[b].off));
         else
 #endif
         {
