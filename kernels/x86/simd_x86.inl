@@ -975,7 +975,7 @@ inline __m256i broadcast4(const int8_t* p) { return _mm256_set1_epi32(dword_at(p
 // (chunk k in lanes 0-7, chunk k + 1 in lanes 8-15), multiplied by the activation's dwords k
 // and k + 1 spread over the same halves; the halves' integer sums are added at the end (exact,
 // so the bits are the ymm path's). pocket_kernels_bench gemv_repacked/q4_0/avx512 (2 MiB pages)
-// from L2 37 -> 48 GB/s, from memory 31 -> 34 (median of 10). Two records side by side (16 rows,
+// from L2 37 -> 55 GB/s, from memory 31 -> 34 (median of 10). Two records side by side (16 rows,
 // the activation dword broadcast) need fewer instructions still, but as two streams of records
 // they measured slower from memory (28), and so did spreading the activations once per call
 // (256 bytes a block: loads that miss L1 beside the weights'). Q4_0 only: Q8_0's GEMV, with no
@@ -1678,6 +1678,7 @@ void kx8_group(int64_t nb, const R* x0, const R* x1, const uint8_t* a, size_t as
                     // Decoding: two chunks per 512-bit multiply-add, as the Q4_0 GEMV (act_pairs):
                     // gemv_repacked/q4_K/avx512 from L2 47 -> 60 GB/s; 1B Q4_K_M decoding -t 2
                     // best 66.6 -> 75.3 t/s, median 65.1 -> 68.3 (5 alternating).
+                    static_assert(kChunksPerSum == 8, "one pass covers the sub-block pair's 8 chunks");
                     const ActPairs alo = act_pairs(y[0]->qs + 64 * ch), ahi = act_pairs(y[0]->qs + 64 * ch + 32);
                     const __m512i m4 = _mm512_set1_epi8(0x0F), b4 = _mm512_set1_epi8(0x10);
                     __m512i sl = _mm512_setzero_si512(), sh = _mm512_setzero_si512();
