@@ -133,7 +133,8 @@ void bench_gemv(benchmark::State& state, GgmlType t, Isa isa) {
 // model, and faster kernels did not show.
 class HugeBytes {
 public:
-    explicit HugeBytes(size_t n) : n_((n + (size_t{2} << 20) - 1) / (size_t{2} << 20) * (size_t{2} << 20)) {
+    static constexpr size_t kPage = size_t{2} << 20;
+    explicit HugeBytes(size_t n) : n_((n + kPage - 1) / kPage * kPage) {
         void* p = ::mmap(nullptr, n_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED) std::abort();
         ::madvise(p, n_, MADV_HUGEPAGE);

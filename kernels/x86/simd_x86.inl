@@ -978,8 +978,9 @@ inline __m256i broadcast4(const int8_t* p) { return _mm256_set1_epi32(dword_at(p
 // from L2 37 -> 55 GB/s, from memory 31 -> 34 (median of 10). Two records side by side (16 rows,
 // the activation dword broadcast) need fewer instructions still, but as two streams of records
 // they measured slower from memory (28), and so did spreading the activations once per call
-// (256 bytes a block: loads that miss L1 beside the weights'). Q4_0 only: Q8_0's GEMV, with no
-// nibbles to unpack, already reads at the memory's rate, and decoded 3% slower this way.
+// (256 bytes a block: loads that miss L1 beside the weights'). Used by the nibble types (Q4_0,
+// IQ4_XS, Q4_K, Q5_K); Q8_0's GEMV, with no nibbles to unpack, already reads at the memory's
+// rate and decoded 3% slower this way.
 struct ActPairs {
     __m512i a[4];  // a[i]: the block's dword 2i in lanes 0-7, dword 2i + 1 in lanes 8-15
 };
@@ -992,6 +993,19 @@ inline ActPairs act_pairs(const int8_t* qs32) {  // 32 activation bytes
 }
 inline __m256i add_halves(__m512i s) {
     return _mm256_add_epi32(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64(s, 1));
+}
+// init + the eight rows' sums over four chunks of nibbles (128 bytes at qs: the low nibbles
+// against the activation's dwords 0-3, the high against 4-7), each nibble mapped by `level`
+// to the unsigned level multiplied (Q4_0: itself; IQ4_XS: its table).
+template <class Level>
+inline __m256i nibble_pair_sums(const uint8_t* qs, const ActPairs& A, __m256i init, Level level) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i q01 = _mm512_loadu_si512(qs), q23 = _mm512_loadu_si512(qs + 64);
+    __m512i P = _mm512_dpbusd_epi32(_mm512_zextsi256_si512(init), level(_mm512_and_si512(q01, m4)), A.a[0]);
+    __m512i Q = _mm512_dpbusd_epi32(_mm512_setzero_si512(), level(_mm512_and_si512(_mm512_srli_epi16(q01, 4), m4)), A.a[2]);
+    P = _mm512_dpbusd_epi32(P, level(_mm512_and_si512(q23, m4)), A.a[1]);
+    Q = _mm512_dpbusd_epi32(Q, level(_mm512_and_si512(_mm512_srli_epi16(q23, 4), m4)), A.a[3]);
+    return add_halves(_mm512_add_epi32(P, Q));
 }
 #endif
 
@@ -1049,13 +1063,7 @@ struct Q4_0x8P {
 #endif
 #if POCKET_X86_ZMM
     static __m256i pair_sums(const Block& x, const ActPairs& A, __m256i init) {
-        const __m512i m4 = _mm512_set1_epi8(0x0F);
-        const __m512i q01 = _mm512_loadu_si512(x.qs[0]), q23 = _mm512_loadu_si512(x.qs[2]);
-        __m512i P = _mm512_dpbusd_epi32(_mm512_zextsi256_si512(init), _mm512_and_si512(q01, m4), A.a[0]);
-        __m512i Q = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(_mm512_srli_epi16(q01, 4), m4), A.a[2]);
-        P = _mm512_dpbusd_epi32(P, _mm512_and_si512(q23, m4), A.a[1]);
-        Q = _mm512_dpbusd_epi32(Q, _mm512_and_si512(_mm512_srli_epi16(q23, 4), m4), A.a[3]);
-        return add_halves(_mm512_add_epi32(P, Q));
+        return nibble_pair_sums(&x.qs[0][0][0], A, init, [](__m512i v) { return v; });
     }
 #endif
 #if POCKET_X86_ZMM
@@ -1670,9 +1678,6 @@ void kx8_group(int64_t nb, const R* x0, const R* x1, const uint8_t* a, size_t as
             for (int k0 = 0; k0 < 8; k0 += kChunksPerSum) {
                 I d_lo[C], d_hi[C];
                 for (int j = 0; j < C; ++j) d_lo[j] = d_hi[j] = V::zero();
-#if !POCKET_X86_ZMM  // with 16 ymm registers a full unroll spills the sums (AVX2: 160 vs 205 GFLOP/s)
-#pragma GCC unroll 2
-#endif
 #if POCKET_X86_ZMM
                 if constexpr (C == 1 && V::kRecords == 1) {
                     // Decoding: two chunks per 512-bit multiply-add, as the Q4_0 GEMV (act_pairs):
@@ -1696,6 +1701,9 @@ void kx8_group(int64_t nb, const R* x0, const R* x1, const uint8_t* a, size_t as
                     d_lo[0] = add_halves(sl);
                     d_hi[0] = add_halves(sh);
                 } else
+#endif
+#if !POCKET_X86_ZMM  // with 16 ymm registers a full unroll spills the sums (AVX2: 160 vs 205 GFLOP/s)
+#pragma GCC unroll 2
 #endif
                 for (int k = k0; k < k0 + kChunksPerSum; ++k) {
                     const I q = V::lanes(r0.qs[8 * ch + k], r1.qs[8 * ch + k]);
