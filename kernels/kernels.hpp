@@ -74,6 +74,21 @@ struct RepackKernels {
                  size_t c_stride);
 };
 
+// While one of these lives on a thread, the repacked GEMMs called on that thread may keep what
+// they derive from the activation rows (Q4_0's and Q8_0's per-block sums and float scales) from
+// one call to the next with the same rows (pointer, stride, count, length): the holder promises
+// that the rows do not change meanwhile. mul_mat holds one over the chunks of rows it claims,
+// which all read the same activations; without one every call derives them afresh.
+class SameActivations {
+public:
+    SameActivations();
+    ~SameActivations();
+    SameActivations(const SameActivations&) = delete;
+    SameActivations& operator=(const SameActivations&) = delete;
+};
+// The live SameActivations' number on this thread (0: none); never the same twice.
+uint64_t same_activations_scope();
+
 // The repacking of a weight type for the active ISA; null when the type has none (today: Q4_0,
 // Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS have one). On the scalar and NEON ISAs its gemm is
 // the scalar reference: the CPU device repacks only on the x86 SIMD ISAs (cpu_device.cpp).

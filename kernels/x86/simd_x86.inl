@@ -1387,21 +1387,36 @@ void packed32_gemm(int64_t n, const void* packed, int64_t rows, const void* va, 
     const auto* a = static_cast<const uint8_t*>(va);
     const int64_t groups = rows / kQ4_0x8Rows;
     if (nb == 0) return zero_columns(rows, m, c, cs);
-    // Per column: its blocks and their ActBlock row. Grown once per thread, then reused.
+    // Per column: its blocks and their ActBlock row. Grown once per thread, then reused, and
+    // their contents too while a SameActivations scope vouches for the same rows (mul_mat's
+    // chunks: a prompt's 512 columns cost about as much here as 100 rows of tiles).
     thread_local std::vector<ActBlock> infos;
     thread_local std::vector<const block_q8_0*> ys;
     thread_local std::vector<const ActBlock*> info;
-    if (infos.size() < static_cast<size_t>(m * nb)) infos.resize(static_cast<size_t>(m * nb));
-    if (ys.size() < static_cast<size_t>(m)) ys.resize(static_cast<size_t>(m)), info.resize(static_cast<size_t>(m));
-    for (int64_t j = 0; j < m; ++j) {
-        const auto* y = reinterpret_cast<const block_q8_0*>(a + as * j);
-        ActBlock* row = infos.data() + j * nb;
-        for (int64_t b = 0; b < nb; ++b) {
-            const int32_t sum = P::kOffset ? hsum_i32(dot_u8(_mm256_set1_epi8(1), load32(y[b].qs))) : 0;
-            row[b] = {-P::kOffset * sum, half_f32(y[b].d)};
+    struct Derived {
+        const void* a;
+        size_t as;
+        int64_t m, nb;
+        uint64_t scope;
+    };
+    thread_local Derived derived{};
+    const uint64_t scope = same_activations_scope();
+    const bool same = scope != 0 && derived.scope == scope && derived.a == va && derived.as == as && derived.m == m &&
+                      derived.nb == nb;
+    if (!same) {
+        derived = {va, as, m, nb, scope};
+        if (infos.size() < static_cast<size_t>(m * nb)) infos.resize(static_cast<size_t>(m * nb));
+        if (ys.size() < static_cast<size_t>(m)) ys.resize(static_cast<size_t>(m)), info.resize(static_cast<size_t>(m));
+        for (int64_t j = 0; j < m; ++j) {
+            const auto* y = reinterpret_cast<const block_q8_0*>(a + as * j);
+            ActBlock* row = infos.data() + j * nb;
+            for (int64_t b = 0; b < nb; ++b) {
+                const int32_t sum = P::kOffset ? hsum_i32(dot_u8(_mm256_set1_epi8(1), load32(y[b].qs))) : 0;
+                row[b] = {-P::kOffset * sum, half_f32(y[b].d)};
+            }
+            ys[static_cast<size_t>(j)] = y;
+            info[static_cast<size_t>(j)] = row;
         }
-        ys[static_cast<size_t>(j)] = y;
-        info[static_cast<size_t>(j)] = row;
     }
     if (m == 1) {  // decoding: 8 rows at a time (one stream) measured faster than 16
         for (int64_t g = 0; g < groups; ++g) packed32_column<P>(nb, p + g * nb, ys[0], info[0], c + g * kQ4_0x8Rows);

@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 namespace {
@@ -78,4 +80,57 @@ TEST(ThreadPool, ReportsBarriersAndTheTimeWaitersSlept) {
     pool.run(&late_job, &r);
     EXPECT_EQ(pool.last_run().threads, 1);
     EXPECT_EQ(pool.last_run().barriers, 0u);
+}
+
+namespace {
+
+constexpr int kPhases = 3;
+constexpr int64_t kItems = 1000;
+
+struct Claims {
+    pocket::cpu::ThreadPool* pool;
+    std::atomic<int> taken[kPhases][kItems];
+    std::atomic<int> chunks_by_thread[4];
+    int slow_thread = -1;  // sleeps for each chunk it takes
+};
+
+// Three phases, each one claim loop over every item in chunks of 7, a barrier between them.
+void claim_job(void* p, int ith) {
+    auto* c = static_cast<Claims*>(p);
+    for (int phase = 0; phase < kPhases; ++phase) {
+        constexpr int64_t kChunk = 7;
+        for (int64_t first = c->pool->claim(kChunk); first < kItems; first = c->pool->claim(kChunk)) {
+            for (int64_t i = first; i < std::min(first + kChunk, kItems); ++i) c->taken[phase][i].fetch_add(1);
+            c->chunks_by_thread[ith].fetch_add(1);
+            if (ith == c->slow_thread) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        c->pool->barrier();
+    }
+}
+
+}  // namespace
+
+// Every item of every phase goes to exactly one thread, across runs and thread counts (the
+// counter restarts at each barrier); a thread that is slow takes fewer chunks.
+TEST(ThreadPool, ClaimsHandEachItemToOneThreadOncePerPhase) {
+    pocket::cpu::ThreadPool pool(4);
+    for (int round = 0; round < 300; ++round) {
+        const int active = 2 + round % 3;
+        pool.set_active(active);
+        auto c = std::make_unique<Claims>();
+        c->pool = &pool;
+        pool.run(&claim_job, c.get());
+        for (int phase = 0; phase < kPhases; ++phase)
+            for (int64_t i = 0; i < kItems; ++i)
+                ASSERT_EQ(c->taken[phase][i].load(), 1) << "item " << i << " of phase " << phase << ", round " << round;
+    }
+    pool.set_active(2);
+    auto c = std::make_unique<Claims>();
+    c->pool = &pool;
+    c->slow_thread = 1;
+    pool.run(&claim_job, c.get());
+    const int chunks = static_cast<int>(kPhases * ((kItems + 6) / 7));
+    EXPECT_EQ(c->chunks_by_thread[0].load() + c->chunks_by_thread[1].load(), chunks);
+    // Thread 0 takes the other 142 chunks of a phase in the slow thread's first 5 ms.
+    EXPECT_LT(c->chunks_by_thread[1].load(), chunks / 4) << "the slow thread was not passed over";
 }

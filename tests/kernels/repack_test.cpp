@@ -79,6 +79,55 @@ TEST_P(Repack, GemmBitwiseEqualToVecDot) {
     }
 }
 
+// mul_mat calls a repacked GEMM once per chunk of rows inside a SameActivations scope, and the
+// GEMM may keep what it derived from the activations between those calls. Only there: the same
+// buffer with new contents, outside a scope or in a new one, must give the new rows' results.
+TEST_P(Repack, ActivationsDerivedAgainOutsideAndInEachScope) {
+    const auto [type, isa, c] = GetParam();
+    if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " is not supported by this CPU or build";
+    if (c != DotCase::gaussian) GTEST_SKIP() << "one data case is enough";
+    test::IsaGuard guard;
+    set_active_isa(isa);
+    const RepackKernels* rk = repack_kernels(type);
+    const TypeKernels* k = type_kernels(type);
+    constexpr int64_t kRows = 24, kM = 5, n = 2304;
+    const auto first = test::make_dot_rows(type, c, n, kRows, kM, 5);
+    const auto second = test::make_dot_rows(type, c, n, kRows, kM, 6);
+    std::vector<uint8_t> packed(rk->packed_bytes(kRows, n));
+    rk->pack(first.w.data(), first.w_row_bytes, kRows, n, packed.data());
+    std::vector<uint8_t> acts = first.a;  // one buffer, refilled between calls
+    const size_t group_bytes = rk->packed_bytes(8, n);
+    // Rows [8 * g0, 8 * g1) for m columns, checked against vec_dot on the buffer's current rows.
+    auto check = [&](int64_t g0, int64_t g1, int64_t m, const char* when) {
+        const int64_t rows = 8 * (g1 - g0);
+        std::vector<float> out(static_cast<size_t>(rows * m));
+        rk->gemm(n, packed.data() + static_cast<size_t>(g0) * group_bytes, rows, acts.data(), first.a_row_bytes, m, out.data(),
+                 static_cast<size_t>(rows));
+        for (int64_t j = 0; j < m; ++j)
+            for (int64_t i = 0; i < rows; ++i) {
+                float want;
+                k->vec_dot(n, &want, &first.w[first.w_row_bytes * static_cast<size_t>(8 * g0 + i)],
+                           &acts[first.a_row_bytes * static_cast<size_t>(j)]);
+                const float got = out[static_cast<size_t>(j * rows + i)];
+                ASSERT_EQ(std::memcmp(&got, &want, 4), 0) << isa_name(isa) << " " << when << " m=" << m << " (" << i << "," << j << ")";
+            }
+    };
+    for (int64_t m : {int64_t{1}, kM}) {
+        acts = first.a;
+        check(0, 3, m, "no scope, first rows");
+        acts = second.a;
+        check(0, 3, m, "no scope, the buffer refilled");
+        {
+            const SameActivations scope;
+            check(0, 1, m, "scope, first chunk");
+            check(1, 3, m, "scope, next chunk");
+        }
+        acts = first.a;
+        const SameActivations next;
+        check(1, 3, m, "a new scope, the buffer refilled");
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllIsas, Repack,
                          ::testing::Combine(::testing::Values(GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
                                                               GgmlType::IQ4_XS, GgmlType::Q2_K, GgmlType::Q3_K),

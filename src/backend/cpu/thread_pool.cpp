@@ -95,6 +95,7 @@ void ThreadPool::barrier() {
     const uint32_t phase = phase_.load(std::memory_order_acquire);
     if (arrived_.fetch_add(1, std::memory_order_acq_rel) == run_active_ - 1) {
         arrived_.store(0, std::memory_order_relaxed);
+        claimed_[(phase + 1) & 1].store(0, std::memory_order_relaxed);  // published by the release below
         phase_.fetch_add(1, std::memory_order_release);
         phase_.notify_all();  // cheap when nobody sleeps
         return;

@@ -33,6 +33,15 @@ public:
     // Waits until every thread of the current run reached this point.
     void barrier();
 
+    // Takes `count` items from the current phase's shared counter (a phase: the time between
+    // two barriers of a run) and returns where they start: the threads of a run split work by
+    // asking, so a thread slowed by a neighbour on its core takes less of it. Each phase starts
+    // at 0 (the barrier that opens it resets its counter), so a phase holds one claim loop.
+    int64_t claim(int64_t count) {
+        const uint32_t phase = phase_.load(std::memory_order_acquire);
+        return claimed_[phase & 1].fetch_add(count, std::memory_order_relaxed);
+    }
+
     // How the last run went (see ThreadThrottle): its threads, the barriers it passed (the
     // closing one included), the time its threads slept at them after spinning out (summed
     // over threads), and its wall time.
@@ -63,6 +72,9 @@ private:
 
     alignas(64) std::atomic<int> arrived_{0};
     alignas(64) std::atomic<uint32_t> phase_{0};
+    // claim()'s counters, by phase parity: the barrier that opens phase p + 1 resets counter
+    // (p + 1) & 1, which no thread uses any more (it was phase p - 1's).
+    alignas(64) std::atomic<int64_t> claimed_[2]{};
     alignas(64) std::atomic<uint64_t> slept_ns_{0};  // written on the slow path only
 };
 
