@@ -1,6 +1,7 @@
 // The CPU pool's active thread count (-t for one token, -tb for a batch): only the active
 // threads run a job, barriers count only them, and switching between runs never hangs or
 // lets a late worker run a job that is not its own.
+#include "backend/cpu/op_context.hpp"
 #include "backend/cpu/thread_pool.hpp"
 
 #include <gtest/gtest.h>
@@ -87,23 +88,38 @@ namespace {
 constexpr int kPhases = 3;
 constexpr int64_t kItems = 1000;
 
-struct Claims {
+struct Chunks {
     pocket::cpu::ThreadPool* pool;
+    int nth = 0;
     std::atomic<int> taken[kPhases][kItems];
     std::atomic<int> chunks_by_thread[4];
+    std::atomic<int> out_of_order{0};
     int slow_thread = -1;  // sleeps for each chunk it takes
 };
 
-// Three phases, each one claim loop over every item in chunks of 7, a barrier between them.
-void claim_job(void* p, int ith) {
-    auto* c = static_cast<Claims*>(p);
+// Three phases, each one loop over every item in chunks of 7, a barrier between them.
+void chunks_job(void* p, int ith) {
+    auto* c = static_cast<Chunks*>(p);
+    const pocket::cpu::OpContext ctx{ith, c->nth, c->pool};
+    const auto [own0, own1] = ctx.range(kItems);
     for (int phase = 0; phase < kPhases; ++phase) {
-        constexpr int64_t kChunk = 7;
-        for (int64_t first = c->pool->claim(kChunk); first < kItems; first = c->pool->claim(kChunk)) {
-            for (int64_t i = first; i < std::min(first + kChunk, kItems); ++i) c->taken[phase][i].fetch_add(1);
+        int64_t next_own = own0;  // the own share comes first and in order
+        int64_t next_end[4];      // the others' shares: taken from their ends, backwards
+        for (int t = 0; t < c->nth; ++t) next_end[t] = kItems * (t + 1) / c->nth;
+        ctx.for_each_chunk_shared(kItems, 7, [&](int64_t first, int64_t last) {
+            if (first >= own0 && first < own1) {
+                if (first != next_own) c->out_of_order.fetch_add(1);
+                next_own = last;
+            } else {
+                int owner = 0;
+                while (first >= kItems * (owner + 1) / c->nth) ++owner;
+                if (last > next_end[owner]) c->out_of_order.fetch_add(1);  // other thieves may take between
+                next_end[owner] = first;
+            }
+            for (int64_t i = first; i < last; ++i) c->taken[phase][i].fetch_add(1);
             c->chunks_by_thread[ith].fetch_add(1);
             if (ith == c->slow_thread) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        }
+        });
         c->pool->barrier();
     }
 }
@@ -111,26 +127,31 @@ void claim_job(void* p, int ith) {
 }  // namespace
 
 // Every item of every phase goes to exactly one thread, across runs and thread counts (the
-// counter restarts at each barrier); a thread that is slow takes fewer chunks.
-TEST(ThreadPool, ClaimsHandEachItemToOneThreadOncePerPhase) {
+// shares restart at each barrier), each thread's own share in order; a slow thread's share is
+// mostly done by the others.
+TEST(ThreadPool, SharedChunksGoToOneThreadEachAndAwayFromASlowThread) {
     pocket::cpu::ThreadPool pool(4);
     for (int round = 0; round < 300; ++round) {
         const int active = 2 + round % 3;
         pool.set_active(active);
-        auto c = std::make_unique<Claims>();
+        auto c = std::make_unique<Chunks>();
         c->pool = &pool;
-        pool.run(&claim_job, c.get());
+        c->nth = active;
+        pool.run(&chunks_job, c.get());
         for (int phase = 0; phase < kPhases; ++phase)
             for (int64_t i = 0; i < kItems; ++i)
                 ASSERT_EQ(c->taken[phase][i].load(), 1) << "item " << i << " of phase " << phase << ", round " << round;
+        ASSERT_EQ(c->out_of_order.load(), 0) << "chunks out of order (own: forwards; others': backwards), round " << round;
     }
     pool.set_active(2);
-    auto c = std::make_unique<Claims>();
+    auto c = std::make_unique<Chunks>();
     c->pool = &pool;
+    c->nth = 2;
     c->slow_thread = 1;
-    pool.run(&claim_job, c.get());
-    const int chunks = static_cast<int>(kPhases * ((kItems + 6) / 7));
-    EXPECT_EQ(c->chunks_by_thread[0].load() + c->chunks_by_thread[1].load(), chunks);
-    // Thread 0 takes the other 142 chunks of a phase in the slow thread's first 5 ms.
-    EXPECT_LT(c->chunks_by_thread[1].load(), chunks / 4) << "the slow thread was not passed over";
+    pool.run(&chunks_job, c.get());
+    const int total = c->chunks_by_thread[0].load() + c->chunks_by_thread[1].load();
+    // Thread 0 does its 72 chunks and then the slow thread's, from the back, within the slow
+    // thread's first 5 ms of each phase.
+    EXPECT_LT(c->chunks_by_thread[1].load(), total / 4) << "the slow thread's share was not taken over";
+    EXPECT_EQ(c->out_of_order.load(), 0) << "chunks out of order (own: forwards; others': backwards)";
 }

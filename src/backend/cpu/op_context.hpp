@@ -41,16 +41,25 @@ struct OpContext {
     std::pair<int64_t, int64_t> range(int64_t n) const {
         return {n * ith / nth, n * (ith + 1) / nth};
     }
-    // Calls f(first, last) for chunks of n items (`chunk` each, the last one shorter) until none
-    // is left, each chunk to whichever thread asks first (ThreadPool::claim): a thread on a core
-    // slowed by a neighbour does fewer. Which thread does a chunk varies from run to run, so a
-    // chunk's results must not depend on the thread. At most one such loop between barriers.
-    template <class F> void for_each_claimed(int64_t n, int64_t chunk, F&& f) const {
+    // Calls f(first, last) for chunks of n items (`chunk` each at most) until none is left: this
+    // thread's range(n) from its front, in order, then what is left of the other threads' ranges
+    // from their backs (ThreadPool::take), so that a thread on a core slowed by a neighbour does
+    // less. Which thread does a chunk varies from run to run, so a chunk's results must not
+    // depend on the thread. At most one such loop between barriers; fewer than 2^31 items.
+    template <class F> void for_each_chunk_shared(int64_t n, int64_t chunk, F&& f) const {
         if (!pool || nth == 1) {
             if (n > 0) f(int64_t{0}, n);
             return;
         }
-        for (int64_t first = pool->claim(chunk); first < n; first = pool->claim(chunk)) f(first, std::min(first + chunk, n));
+        for (int k = 0; k < nth; ++k) {
+            const int owner = (ith + k) % nth;  // this thread's own share first
+            const int64_t first = n * owner / nth, size = n * (owner + 1) / nth - first;
+            for (;;) {
+                const auto [offset, count] = pool->take(owner, size, chunk, owner == ith);
+                if (count == 0) break;
+                f(first + offset, first + offset + count);
+            }
+        }
     }
     // This thread's slice of a per-thread scratch area of `bytes` bytes per thread.
     template <class T> T* thread_scratch(size_t bytes, size_t base_offset = 0) const {

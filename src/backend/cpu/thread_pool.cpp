@@ -1,6 +1,7 @@
 // Persistent thread pool with a sense-counting barrier (see thread_pool.hpp).
 #include "backend/cpu/thread_pool.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -23,6 +24,7 @@ inline uint64_t now_ns() {
 }  // namespace
 
 ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads), active_(n_threads_), run_active_(n_threads_) {
+    for (auto& t : taken_) t = std::make_unique<Taken[]>(static_cast<size_t>(n_threads_));
     workers_.reserve(static_cast<size_t>(n_threads_ - 1));
     for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_main(i); });
 }
@@ -90,12 +92,27 @@ void ThreadPool::worker_main(int ith) {
     }
 }
 
+std::pair<int64_t, int64_t> ThreadPool::take(int owner, int64_t share_size, int64_t chunk, bool from_front) {
+    std::atomic<uint64_t>& counts = taken_[phase_.load(std::memory_order_acquire) & 1][owner].counts;
+    uint64_t seen = counts.load(std::memory_order_relaxed);
+    for (;;) {
+        const auto front = static_cast<int64_t>(seen & 0xffffffffu), back = static_cast<int64_t>(seen >> 32);
+        const int64_t left = share_size - front - back;
+        if (left <= 0) return {0, 0};
+        const int64_t n = std::min(chunk, left);
+        const uint64_t next = seen + (from_front ? static_cast<uint64_t>(n) : static_cast<uint64_t>(n) << 32);
+        if (counts.compare_exchange_weak(seen, next, std::memory_order_relaxed))
+            return {from_front ? front : share_size - back - n, n};
+    }
+}
+
 void ThreadPool::barrier() {
     if (run_active_ == 1) return;
     const uint32_t phase = phase_.load(std::memory_order_acquire);
     if (arrived_.fetch_add(1, std::memory_order_acq_rel) == run_active_ - 1) {
         arrived_.store(0, std::memory_order_relaxed);
-        claimed_[(phase + 1) & 1].store(0, std::memory_order_relaxed);  // published by the release below
+        for (int i = 0; i < n_threads_; ++i)  // published by the release below
+            taken_[(phase + 1) & 1][i].counts.store(0, std::memory_order_relaxed);
         phase_.fetch_add(1, std::memory_order_release);
         phase_.notify_all();  // cheap when nobody sleeps
         return;

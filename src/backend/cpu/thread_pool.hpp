@@ -7,8 +7,10 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace pocket::cpu {
@@ -33,14 +35,13 @@ public:
     // Waits until every thread of the current run reached this point.
     void barrier();
 
-    // Takes `count` items from the current phase's shared counter (a phase: the time between
-    // two barriers of a run) and returns where they start: the threads of a run split work by
-    // asking, so a thread slowed by a neighbour on its core takes less of it. Each phase starts
-    // at 0 (the barrier that opens it resets its counter), so a phase holds one claim loop.
-    int64_t claim(int64_t count) {
-        const uint32_t phase = phase_.load(std::memory_order_acquire);
-        return claimed_[phase & 1].fetch_add(count, std::memory_order_relaxed);
-    }
+    // Shares with stealing, for one loop per phase (a phase: the time between two barriers of a
+    // run). Each thread owns a share of the phase's items (which items: the caller's business)
+    // and takes it from the front, a chunk at a time, so that its rows stream in order; a thread
+    // done with its own share takes chunks from the back of the others'. So a thread slowed by a
+    // neighbour on its core does less. take() returns {offset in the share, count}, count 0 once
+    // the share is gone; the barrier that opens a phase resets every share.
+    std::pair<int64_t, int64_t> take(int owner, int64_t share_size, int64_t chunk, bool from_front);
 
     // How the last run went (see ThreadThrottle): its threads, the barriers it passed (the
     // closing one included), the time its threads slept at them after spinning out (summed
@@ -72,9 +73,13 @@ private:
 
     alignas(64) std::atomic<int> arrived_{0};
     alignas(64) std::atomic<uint32_t> phase_{0};
-    // claim()'s counters, by phase parity: the barrier that opens phase p + 1 resets counter
-    // (p + 1) & 1, which no thread uses any more (it was phase p - 1's).
-    alignas(64) std::atomic<int64_t> claimed_[2]{};
+    // take()'s counts per owner (items taken from the front in the low 32 bits, from the back in
+    // the high ones), one line each, by phase parity: the barrier that opens phase p + 1 resets
+    // those of parity (p + 1) & 1, which no thread uses any more (they were phase p - 1's).
+    struct alignas(64) Taken {
+        std::atomic<uint64_t> counts{0};
+    };
+    std::unique_ptr<Taken[]> taken_[2];
     alignas(64) std::atomic<uint64_t> slept_ns_{0};  // written on the slow path only
 };
 

@@ -1,7 +1,7 @@
 // mul_mat: out[j][i] = dot(w row i, x row j).
 // Phase 1: the activations are converted once to the weight's vec_dot_type (shared scratch,
-// rows split across threads). Phase 2: the threads take the weight rows (decoding: a fixed
-// share each; prompts: chunks claimed in turn) and compute every activation row for them,
+// rows split across threads). Phase 2: the threads take the weight rows in chunks (their own
+// share first, then the others' leftovers) and compute every activation row for them,
 // with vec_dot for one activation row and gemm for several. Each output element is computed
 // by exactly one thread by a kernel whose result does not depend on the split: bitwise
 // identical for any thread count.
@@ -85,12 +85,12 @@ void op_mul_mat(const OpContext& ctx, Tensor& dst) {
     }
 
     // Weight rows in whole tiles of 16, so that no two threads write the same 64-byte line
-    // of an output row (false sharing). A prompt's tiles are claimed a few at a time, about
-    // kChunksPerThread chunks per thread, so that a thread slowed by a neighbour on its core
-    // holds the op up for one chunk, not for half the matrix. Decoding keeps one contiguous
-    // share per thread: its GEMV streams the rows from memory, and every new chunk restarted
-    // that stream (8% slower at -t 2, measured). Every output element comes from one kernel
-    // call whatever the chunks: the same bits for any thread count.
+    // of an output row (false sharing). Each thread takes its share of the tiles a chunk at a
+    // time, in order (a decoding GEMV streams its rows from memory: chunks handed out in turn
+    // restarted that stream, 8% slower at -t 2), then helps with the others' from their ends:
+    // a thread slowed by a neighbour on its core holds the op up for one chunk, not for half
+    // the matrix. Every output element comes from one kernel call whatever the chunks: the same
+    // bits for any thread count.
     constexpr int64_t kTile = 16;
     constexpr int64_t kChunksPerThread = 8;
     const int64_t tiles = (w.ne[1] + kTile - 1) / kTile;
@@ -123,12 +123,7 @@ void op_mul_mat(const OpContext& ctx, Tensor& dst) {
             }
         }
     };
-    if (m == 1) {
-        const auto [t0, t1] = ctx.range(tiles);
-        if (t0 < t1) compute_tiles(t0, t1);
-    } else {
-        ctx.for_each_claimed(tiles, std::max<int64_t>(1, tiles / (kChunksPerThread * ctx.nth)), compute_tiles);
-    }
+    ctx.for_each_chunk_shared(tiles, std::max<int64_t>(1, tiles / (kChunksPerThread * ctx.nth)), compute_tiles);
 }
 
 }  // namespace pocket::cpu
