@@ -9,7 +9,7 @@ thread_local uint64_t t_live_scope = 0;
 }  // namespace
 
 SameActivations::SameActivations() { t_live_scope = ++t_scopes_opened; }
-SameActivations::~SameActivations() { t_live_scope = 0; }
+SameActivations::~SameActivations() { t_live_scope = 0; }  // scopes do not nest: an inner one ends reuse
 uint64_t same_activations_scope() { return t_live_scope; }
 
 }  // namespace pocket::kernels

@@ -98,34 +98,46 @@ TEST_P(Repack, ActivationsDerivedAgainOutsideAndInEachScope) {
     std::vector<uint8_t> acts = first.a;  // one buffer, refilled between calls
     const size_t group_bytes = rk->packed_bytes(8, n);
     // Rows [8 * g0, 8 * g1) for m columns, checked against vec_dot on the buffer's current rows.
-    auto check = [&](int64_t g0, int64_t g1, int64_t m, const char* when) {
+    // Columns from j0 (activation rows j0 .. j0 + m - 1 of the buffer).
+    auto check = [&](int64_t g0, int64_t g1, int64_t m, const char* when, int64_t j0 = 0) {
         const int64_t rows = 8 * (g1 - g0);
+        const uint8_t* a = acts.data() + first.a_row_bytes * static_cast<size_t>(j0);
         std::vector<float> out(static_cast<size_t>(rows * m));
-        rk->gemm(n, packed.data() + static_cast<size_t>(g0) * group_bytes, rows, acts.data(), first.a_row_bytes, m, out.data(),
+        rk->gemm(n, packed.data() + static_cast<size_t>(g0) * group_bytes, rows, a, first.a_row_bytes, m, out.data(),
                  static_cast<size_t>(rows));
         for (int64_t j = 0; j < m; ++j)
             for (int64_t i = 0; i < rows; ++i) {
                 float want;
                 k->vec_dot(n, &want, &first.w[first.w_row_bytes * static_cast<size_t>(8 * g0 + i)],
-                           &acts[first.a_row_bytes * static_cast<size_t>(j)]);
+                           a + first.a_row_bytes * static_cast<size_t>(j));
                 const float got = out[static_cast<size_t>(j * rows + i)];
                 ASSERT_EQ(std::memcmp(&got, &want, 4), 0) << isa_name(isa) << " " << when << " m=" << m << " (" << i << "," << j << ")";
             }
     };
+    auto refill = [&](const std::vector<uint8_t>& from) { std::copy(from.begin(), from.end(), acts.begin()); };
     for (int64_t m : {int64_t{1}, kM}) {
-        acts = first.a;
+        refill(first.a);
         check(0, 3, m, "no scope, first rows");
-        acts = second.a;
+        refill(second.a);
         check(0, 3, m, "no scope, the buffer refilled");
         {
             const SameActivations scope;
             check(0, 1, m, "scope, first chunk");
             check(1, 3, m, "scope, next chunk");
         }
-        acts = first.a;
+        refill(first.a);
         const SameActivations next;
         check(1, 3, m, "a new scope, the buffer refilled");
     }
+
+    // In one scope, other rows of the same unchanged buffer (new contents, so that what an
+    // earlier scope derived would be wrong): more of them, or as many from another row.
+    refill(second.a);
+    const SameActivations scope;
+    check(0, 3, 1, "scope, one column");
+    check(0, 3, kM, "scope, more columns");
+    check(0, 3, kM - 1, "scope, one column fewer");
+    check(0, 3, kM - 1, "scope, as many from the next row", 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllIsas, Repack,

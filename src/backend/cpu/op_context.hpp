@@ -5,6 +5,7 @@
 #include "pocket/tensor.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -51,6 +52,7 @@ struct OpContext {
             if (n > 0) f(int64_t{0}, n);
             return;
         }
+        assert(chunk >= 1 && n < (int64_t{1} << 31));
         for (int k = 0; k < nth; ++k) {
             const int owner = (ith + k) % nth;  // this thread's own share first
             const int64_t first = n * owner / nth, size = n * (owner + 1) / nth - first;

@@ -48,7 +48,10 @@ void ThreadPool::run(Job job, void* ctx) {
         last_run_ = {};
         return;
     }
-    // No worker touches the counters before the run is published.
+    // No worker touches the counters before the run is published. The barriers reset only
+    // the shares of a run's threads: the others' are reset here, for a run with more threads.
+    for (auto& parity : taken_)
+        for (int i = run_active_; i < active_; ++i) parity[i].counts.store(0, std::memory_order_relaxed);
     const uint32_t first_phase = phase_.load(std::memory_order_relaxed);
     slept_ns_.store(0, std::memory_order_relaxed);
     const uint64_t start_ns = now_ns();
@@ -111,7 +114,7 @@ void ThreadPool::barrier() {
     const uint32_t phase = phase_.load(std::memory_order_acquire);
     if (arrived_.fetch_add(1, std::memory_order_acq_rel) == run_active_ - 1) {
         arrived_.store(0, std::memory_order_relaxed);
-        for (int i = 0; i < n_threads_; ++i)  // published by the release below
+        for (int i = 0; i < run_active_; ++i)  // published by the release below
             taken_[(phase + 1) & 1][i].counts.store(0, std::memory_order_relaxed);
         phase_.fetch_add(1, std::memory_order_release);
         phase_.notify_all();  // cheap when nobody sleeps
