@@ -88,9 +88,9 @@ void Server::completion(const httplib::Request& req, httplib::Response& res, Api
             [task, id, kKeepAlive](size_t, httplib::DataSink& sink) {
                 if (!task->wait_done_for(kKeepAlive)) return sink.write(" ", 1) || (task->cancel(), false);
                 const Outcome o = task->outcome();
-                const std::string body = o.reason == FinishReason::error ? dump_json(error_json(o.error_status, o.error_message))
-                                                                        : dump_json(completion_body(id, task->wait(), o));
-                if (!sink.write(body.data(), body.size())) return false;
+                const std::string reply = o.reason == FinishReason::error ? dump_json(error_json(o.error_status, o.error_message))
+                                                                         : dump_json(completion_body(id, task->wait(), o));
+                if (!sink.write(reply.data(), reply.size())) return false;
                 sink.done();
                 return true;
             },
