@@ -40,7 +40,8 @@ public:
     // and takes it from the front, a chunk at a time, so that its rows stream in order; a thread
     // done with its own share takes chunks from the back of the others'. So a thread slowed by a
     // neighbour on its core does less. take() returns {offset in the share, count}, count 0 once
-    // the share is gone; the barrier that opens a phase resets every share.
+    // the share is gone; the barrier that opens a phase resets the run's shares (run() those
+    // of threads the last run did not have).
     std::pair<int64_t, int64_t> take(int owner, int64_t share_size, int64_t chunk, bool from_front);
 
     // How the last run went (see ThreadThrottle): its threads, the barriers it passed (the
