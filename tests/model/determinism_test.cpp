@@ -289,6 +289,31 @@ TEST_P(RepackedWeights, GiveTheSameLogitsAndAreTaken) {
     if (!param.file) std::filesystem::remove(path);
 }
 
+// On the CPU every weight but the embedding table leaves the mapped file at load (repacked or
+// copied), vectors too: a norm read in place faulted in the whole page-cache folio around it
+// on kernels with large folios, ~1.2 MiB of repacked neighbours per norm held resident again.
+// --no-repack keeps them all in the mapping.
+TEST(LoadedWeights, LeaveTheMappedFileButTheEmbedding) {
+    POCKET_REQUIRE_SHARED(shared);
+    const std::string path = (shared / "reference" / "models" / "rand-llama-pure-q4_0.gguf").string();
+    for (const bool repack : {true, false}) {
+        auto model = Model::load(path, {.repack = repack});
+        const uint8_t* begin = model->file().file_data();
+        ASSERT_NE(begin, nullptr) << "the model was not mapped";
+        int vectors = 0;
+        for (const GgufTensorInfo& info : model->file().tensors()) {
+            if (info.name == "token_embd.weight" || info.n_dims > 2) continue;
+            const std::string name(info.name);
+            const Tensor* t = info.n_dims == 1 ? model->weight(name, {info.ne[0]}) : model->weight(name, {info.ne[0], info.ne[1]});
+            const auto* data = static_cast<const uint8_t*>(t->data);
+            const bool in_file = data >= begin && data < begin + model->file().file_size();
+            EXPECT_EQ(in_file, !repack) << name << (repack ? " is still read from the mapped file" : " left the mapping under --no-repack");
+            vectors += info.n_dims == 1;
+        }
+        EXPECT_GE(vectors, 3) << "the model has too few norms to test";
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Types, RepackedWeights,
                          ::testing::Values(RepackedModel{GgmlType::Q4_0, "rand-llama-pure-q4_0.gguf"},
                                            RepackedModel{GgmlType::Q8_0, "rand-llama-pure-q8_0.gguf"},

@@ -1,7 +1,7 @@
 // The CPU device: host buffers, CPU backends, and the weights it holds for a model. At load,
 // the matrices of a type with a faster row-interleaved kernel on this CPU (Q4_0, Q8_0, Q2_K, Q3_K, Q4_K,
 // Q5_K, Q6_K, IQ4_XS on AVX2 / AVX-VNNI / AVX-512) are repacked into a buffer whose layout only the CPU's
-// mul_mat reads, and (with copy_mapped) the other matrices are copied out of the mapped file
+// mul_mat reads, and (with copy_mapped) the other weights are copied out of the mapped file
 // into huge-page memory.
 #include "backend/cpu/cpu_device.hpp"
 
@@ -106,7 +106,10 @@ public:
     std::unique_ptr<Backend> make_backend(int n_threads) override { return make_cpu_backend({.n_threads = n_threads}); }
 
     // Matrices of a type with a row-interleaved kernel are repacked; with copy_mapped, the
-    // other matrices are copied out of the mapped file into huge-page memory. Both over the
+    // other weights are copied out of the mapped file into huge-page memory, vectors (norms,
+    // biases) included: one read in place faults in the whole page-cache folio around it on
+    // kernels with large folios, ~1.2 MiB of its released neighbours per norm (a 1B model's
+    // 44 norms held 52 MiB of repacked matrices' file pages resident; bench/README.md). Both over the
     // load threads in pieces of about kPieceBytes of the file, each piece's file pages
     // faulted in before and released after it: a whole-tensor task held a large matrix twice
     // (file pages and copy; the 54 MiB output matrix of a 1B model) and left one thread
@@ -130,7 +133,7 @@ public:
             if (rk) {
                 jobs.push_back({w, rk, packed_total});
                 packed_total += Buffer::aligned_size(rk->packed_bytes(w->ne[1], w->ne[0]));
-            } else if (options.copy_mapped && w->data && w->nrows() > 1) {
+            } else if (options.copy_mapped && w->data) {
                 jobs.push_back({w, nullptr, copied_total});
                 copied_total += Buffer::aligned_size(w->nbytes());
             } else {
