@@ -172,16 +172,19 @@ void q5_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void*
                         size_t c_stride);
 
 // The row-interleaved Q6_K layout: eight rows' super-blocks i in one 1680-byte record, the
-// same bytes as the eight blocks, reordered. d of the eight rows; each row's 16 int8 scales as
-// four dwords, dword t of the eight rows together; then ql and qh in 4-byte chunks as for
-// Q4_K: ql[k][r] = row r's ql[4k..4k+3], qh[k][r] = row r's qh[4k..4k+3]. For half h and
-// l = 4c.., chunk ql[16h + c] holds quarters 0 (low nibbles) and 2 (high), ql[16h + 8 + c]
-// quarters 1 and 3, and qh[8h + c] the two high bits of all four (bits 2q, 2q+1).
+// same bits as the eight blocks, rearranged. d of the eight rows; each row's 16 int8 scales as
+// four dwords, dword t of the eight rows together; then the levels in 4-byte chunks, three per
+// half h and l = 4c.. (q[8h + c][plane][r] = row r's bytes l..l+3 of that plane), each byte
+// holding the levels of one element of each quarter (v_q = l_q + 16 h_q, 0..63) as
+//   plane 0: l0 | h0 << 4 | h2 << 6    (v0 = byte & 0x3f)
+//   plane 1: l1 | h1 << 4 | h3 << 6    (v1 = byte & 0x3f)
+//   plane 2: l2 | l3 << 4              (v2, v3: a nibble here, bits 6-7 of plane 0 or 1)
+// so that the two quarters decoding spends most on take one mask, against a shift, a mask and
+// an or each for all four in ggml's ql / qh split.
 struct block_q6_Kx8 {
     half d[kQ4_0x8Rows];
     int8_t scales[kQKK / 64][kQ4_0x8Rows][4];
-    uint8_t ql[kQKK / 8][kQ4_0x8Rows][4];
-    uint8_t qh[kQKK / 16][kQ4_0x8Rows][4];
+    uint8_t q[kQKK / 16][3][kQ4_0x8Rows][4];
 };
 static_assert(sizeof(block_q6_Kx8) == kQ4_0x8Rows * sizeof(block_q6_K), "repacking must not change the size");
 

@@ -1770,9 +1770,9 @@ typename V::I dword_pattern(int b0, int b1, int b2, int b3) {
 }
 
 // 8 * V::kRecords interleaved Q6_K rows x C activation columns, as the Q4_K / Q5_K kx8_group:
-// the exact isum of the scalar reference per row and column, with the levels 0..63 stored unsigned
-// (sum scale * q * y) and the -32 offset through the activation's 16-element sums
-// (32 * sum scale * bsums), then one fused step per super-block.
+// the exact isum of the scalar reference per row and column, with the levels 0..63 taken
+// unsigned from the record's three planes (sum scale * q * y) and the -32 offset through the
+// activation's 16-element sums (32 * sum scale * bsums), then one fused step per super-block.
 template <class V, int C>
 void kx8_group(int64_t nb, const block_q6_Kx8* x0, const block_q6_Kx8* x1, const uint8_t* a, size_t as, float* c,
                size_t cs) {
@@ -1782,7 +1782,7 @@ void kx8_group(int64_t nb, const block_q6_Kx8* x0, const block_q6_Kx8* x1, const
     constexpr int kChunksPerSum = V::kInt16Sums ? 2 : 4;
     F acc[C];
     for (int j = 0; j < C; ++j) acc[j] = V::zerof();
-    const I low4 = V::set1(0x0f0f0f0f), bits45 = V::set1(0x30303030);
+    const I low4 = V::set1(0x0f0f0f0f), low6 = V::set1(0x3f3f3f3f), bits45 = V::set1(0x30303030);
     for (int64_t b = 0; b < nb; ++b) {
         const block_q6_Kx8& r0 = x0[b];
         const block_q6_Kx8& r1 = x1[V::kRecords == 2 ? b : 0];
@@ -1791,8 +1791,8 @@ void kx8_group(int64_t nb, const block_q6_Kx8* x0, const block_q6_Kx8* x1, const
         for (int j = 0; j < C; ++j) y[j] = reinterpret_cast<const block_q8_K*>(a + as * j) + b;
         I isum[C];
         for (int j = 0; j < C; ++j) isum[j] = V::zero();
-        // Decoding (C = 1) takes the four quarters at once: each chunk of ql, qh is loaded and
-        // split once (the registers hold 4 sums); with more columns, one quarter at a time.
+        // Decoding (C = 1) takes the four quarters at once: each chunk's three planes are loaded
+        // once (the registers hold 4 sums); with more columns, one quarter at a time.
         constexpr int kQuarters = C == 1 ? 4 : 1;
         for (int h = 0; h < 2; ++h) {
             for (int q0 = 0; q0 < 4; q0 += kQuarters) {
@@ -1810,18 +1810,16 @@ void kx8_group(int64_t nb, const block_q6_Kx8* x0, const block_q6_Kx8* x1, const
                         for (int i = 0; i < kQuarters; ++i)
                             for (int j = 0; j < C; ++j) d[i][j] = V::zero();
                         for (int cc = c0; cc < c0 + kChunksPerSum; ++cc) {
-                            const I hq = V::lanes(r0.qh[8 * h + cc], r1.qh[8 * h + cc]);
+                            // the planes a quarter needs (a plane no quarter reads is not loaded)
+                            const auto plane = [&](int p) { return V::lanes(r0.q[8 * h + cc][p], r1.q[8 * h + cc][p]); };
+                            const I p0 = plane(0), p1 = plane(1), p2 = plane(2);
                             for (int i = 0; i < kQuarters; ++i) {
                                 const int q = q0 + i;
-                                const I lq = V::lanes(r0.ql[16 * h + 8 * (q % 2) + cc], r1.ql[16 * h + 8 * (q % 2) + cc]);
-                                const I low = V::and_(q < 2 ? lq : V::template srl<4>(lq), low4);
-                                // bits 2q, 2q+1 of each qh byte to bits 4, 5 (32-bit shifts: the mask drops what crosses bytes)
-                                const I high = V::and_(q == 0   ? V::template sll<4>(hq)
-                                                       : q == 1 ? V::template sll<2>(hq)
-                                                       : q == 2 ? hq
-                                                                : V::template srl<2>(hq),
-                                                       bits45);
-                                const I lv = V::or_(low, high);
+                                // quarters 0, 1: the low six bits; 2, 3: a nibble of plane 2 or-ed with bits
+                                // 6-7 of plane 0 or 1 moved to 4-5 (32-bit shifts: the masks drop what crosses bytes)
+                                const I lv = q < 2 ? V::and_(q == 0 ? p0 : p1, low6)
+                                                   : V::or_(V::and_(q == 2 ? p2 : V::template srl<4>(p2), low4),
+                                                            V::and_(V::template srl<2>(q == 2 ? p0 : p1), bits45));
                                 for (int j = 0; j < C; ++j)
                                     d[i][j] = V::dot4(d[i][j], lv, V::set1(dword_at(y[j]->qs + 128 * h + 32 * q + 4 * cc)));
                             }
