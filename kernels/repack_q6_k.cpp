@@ -11,13 +11,29 @@ namespace pocket::kernels {
 
 size_t q6_Kx8_packed_bytes(int64_t rows, int64_t n) { return superblock_records_bytes<block_q6_Kx8>(rows, n); }
 
-// Row r's dwords of ql (quarters 0 and 2: a, 1 and 3: b) and qh for the same 4 elements, as
+// Rows' dwords of ql (quarters 0 and 2: a, 1 and 3: b) and qh for the same 4 elements, as
 // the three planes of block_q6_Kx8. Masks go before the shifts, so no bit crosses a byte.
-static void q6_planes(uint32_t a, uint32_t b, uint32_t hb, uint32_t out[3]) {
-    out[0] = (a & 0x0f0f0f0fu) | (hb & 0x03030303u) << 4 | (hb & 0x30303030u) << 2;
-    out[1] = (b & 0x0f0f0f0fu) | (hb & 0x0c0c0c0cu) << 2 | (hb & 0xc0c0c0c0u);
-    out[2] = (a >> 4 & 0x0f0f0f0fu) | (b & 0xf0f0f0f0u);
-}
+// Four rows at a time with SSE2 (every x86-64): one at a time, this took a 1B model's load
+// from ~0.17 to ~1.2 s.
+#if defined(__SSE2__)
+using Dwords4 = __m128i;
+static Dwords4 load4(const uint32_t* p) { return _mm_load_si128(reinterpret_cast<const __m128i*>(p)); }
+static void store4(uint8_t* p, Dwords4 v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
+static Dwords4 bits(Dwords4 v, uint32_t m) { return _mm_and_si128(v, _mm_set1_epi32(static_cast<int>(m))); }
+template <int S> Dwords4 shl(Dwords4 v) { return _mm_slli_epi32(v, S); }
+template <int S> Dwords4 shr(Dwords4 v) { return _mm_srli_epi32(v, S); }
+static Dwords4 either(Dwords4 a, Dwords4 b) { return _mm_or_si128(a, b); }
+constexpr int kRowsAtOnce = 4;
+#else
+using Dwords4 = uint32_t;
+static Dwords4 load4(const uint32_t* p) { return *p; }
+static void store4(uint8_t* p, Dwords4 v) { std::memcpy(p, &v, 4); }
+static Dwords4 bits(Dwords4 v, uint32_t m) { return v & m; }
+template <int S> Dwords4 shl(Dwords4 v) { return v << S; }
+template <int S> Dwords4 shr(Dwords4 v) { return v >> S; }
+static Dwords4 either(Dwords4 a, Dwords4 b) { return a | b; }
+constexpr int kRowsAtOnce = 1;
+#endif
 
 void q6_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst) {
     interleave_blocks<block_q6_K>(w, w_stride, rows, n / kQKK, static_cast<block_q6_Kx8*>(dst),
@@ -35,10 +51,15 @@ void q6_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* 
                                       transpose_dwords<kQKK / 16>(qh, reinterpret_cast<uint8_t*>(ht));
                                       for (int h = 0; h < 2; ++h) {
                                           for (int c = 0; c < 8; ++c) {
-                                              for (int r = 0; r < kQ4_0x8Rows; ++r) {
-                                                  uint32_t planes[3];
-                                                  q6_planes(lt[16 * h + c][r], lt[16 * h + 8 + c][r], ht[8 * h + c][r], planes);
-                                                  for (int p = 0; p < 3; ++p) std::memcpy(o.q[8 * h + c][p][r], &planes[p], 4);
+                                              for (int r = 0; r < kQ4_0x8Rows; r += kRowsAtOnce) {
+                                                  const Dwords4 a = load4(&lt[16 * h + c][r]), b = load4(&lt[16 * h + 8 + c][r]),
+                                                                hb = load4(&ht[8 * h + c][r]);
+                                                  auto* q = o.q[8 * h + c];
+                                                  store4(q[0][r], either(bits(a, 0x0f0f0f0f), either(shl<4>(bits(hb, 0x03030303)),
+                                                                                                    shl<2>(bits(hb, 0x30303030)))));
+                                                  store4(q[1][r], either(bits(b, 0x0f0f0f0f),
+                                                                         either(shl<2>(bits(hb, 0x0c0c0c0c)), bits(hb, 0xc0c0c0c0))));
+                                                  store4(q[2][r], either(bits(shr<4>(a), 0x0f0f0f0f), bits(b, 0xf0f0f0f0)));
                                               }
                                           }
                                       }

@@ -1795,6 +1795,9 @@ void kx8_group(int64_t nb, const block_q6_Kx8* x0, const block_q6_Kx8* x1, const
         // once (the registers hold 4 sums); with more columns, one quarter at a time.
         constexpr int kQuarters = C == 1 ? 4 : 1;
         for (int h = 0; h < 2; ++h) {
+            // unrolled, so that each quarter's choice of planes and shifts is made at compile time
+            // (a loop over quarters kept them as branches and loaded every plane: prompts 12% slower)
+#pragma GCC unroll 4
             for (int q0 = 0; q0 < 4; q0 += kQuarters) {
                 for (int half16 = 0; half16 < 2; ++half16) {
                     I scale[kQuarters];  // scale 8h + 2q + half16: byte 2(q % 2) + half16 of dword 2h + q / 2
