@@ -179,8 +179,8 @@ void q5_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void*
 //   plane 0: l0 | h0 << 4 | h2 << 6    (v0 = byte & 0x3f)
 //   plane 1: l1 | h1 << 4 | h3 << 6    (v1 = byte & 0x3f)
 //   plane 2: l2 | l3 << 4              (v2, v3: a nibble here, bits 6-7 of plane 0 or 1)
-// so that the two quarters decoding spends most on take one mask, against a shift, a mask and
-// an or each for all four in ggml's ql / qh split.
+// so that quarters 0 and 1 decode with one mask each and 2 and 3 with a nibble or-ed with two
+// shifted bits, where ggml's ql / qh split needs that much work for every quarter.
 struct block_q6_Kx8 {
     half d[kQ4_0x8Rows];
     int8_t scales[kQKK / 64][kQ4_0x8Rows][4];
