@@ -86,6 +86,25 @@ TEST(BenchLists, MarkdownIsAlignedWithTheBuildLine) {
     EXPECT_EQ(r.out.find("nan"), std::string::npos) << r.out;
 }
 
+// The build line names the commit the binary was built from (stamped at build time, not when
+// CMake last configured), as llama-bench's does; outside a git checkout there is none to check.
+TEST(BenchLists, BuildLineNamesTheCheckedOutCommit) {
+    const std::string git = "git -C '" + pocket::test::source_dir().string() + "' ";
+    std::string head;
+    if (std::FILE* p = ::popen((git + "rev-parse --short=8 HEAD 2>/dev/null").c_str(), "r")) {
+        char buf[64] = {};
+        if (std::fgets(buf, sizeof buf, p)) head = buf;
+        ::pclose(p);
+    }
+    if (head.size() < 8) GTEST_SKIP() << "the sources are not a git checkout";
+    head.resize(8);
+    const Result r = run_tool("bench", "-m " + model() + " -p 0 -n 1 -t 1 -r 1 -o json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_FALSE(j.empty()) << r.out;
+    EXPECT_EQ(j[0]["build_commit"], head) << "rebuilt since the last commit?";
+}
+
 TEST(BenchLists, SqlAndProgressBeforeEachTest) {
     const Result r = run_tool("bench", "-m " + model() + " -p 16 -n 4 -t 1 -r 1 -o sql --progress");
     ASSERT_EQ(r.status, 0) << r.err;

@@ -8,12 +8,7 @@
 #include <algorithm>
 #include <functional>
 
-#ifndef POCKET_BUILD_COMMIT
-#define POCKET_BUILD_COMMIT "unknown"
-#endif
-#ifndef POCKET_BUILD_NUMBER
-#define POCKET_BUILD_NUMBER 0
-#endif
+#include "build_stamp.hpp"  // POCKET_BUILD_COMMIT, POCKET_BUILD_NUMBER (tools/bench/CMakeLists.txt)
 
 namespace pocket::tools {
 namespace {
