@@ -8,6 +8,11 @@
 #include <algorithm>
 #include <functional>
 
+// GCC 12 warns falsely (-Wrestrict, fixed in later releases) on "text" + std::string inlined at -O2; this
+// file used to compile once per configure, and now does after every commit (build_stamp.hpp).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
+#pragma GCC diagnostic ignored "-Wrestrict"
+#endif
 #include "build_stamp.hpp"  // POCKET_BUILD_COMMIT, POCKET_BUILD_NUMBER (tools/bench/CMakeLists.txt)
 
 namespace pocket::tools {
