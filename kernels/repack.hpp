@@ -172,8 +172,9 @@ void q5_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void*
                         size_t c_stride);
 
 // The row-interleaved Q6_K layout: eight rows' super-blocks i in one 1680-byte record, the
-// same bits as the eight blocks, rearranged. d of the eight rows; each row's 16 int8 scales as
-// four dwords, dword t of the eight rows together; then the levels in 4-byte chunks, three per
+// same bits as the eight blocks, rearranged. d of the eight rows; scale g of the eight rows
+// together (8 bytes: one sign-extending load gives a vector its eight rows' scale); then the
+// levels in 4-byte chunks, three per
 // half h and l = 4c.. (q[8h + c][plane][r] = row r's bytes l..l+3 of that plane), each byte
 // holding the levels of one element of each quarter (v_q = l_q + 16 h_q, 0..63) as
 //   plane 0: l0 | h0 << 4 | h2 << 6    (v0 = byte & 0x3f)
@@ -183,7 +184,7 @@ void q5_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void*
 // shifted bits, where ggml's ql / qh split needs that much work for every quarter.
 struct block_q6_Kx8 {
     half d[kQ4_0x8Rows];
-    int8_t scales[kQKK / 64][kQ4_0x8Rows][4];
+    int8_t scales[kQKK / 16][kQ4_0x8Rows];
     uint8_t q[kQKK / 16][3][kQ4_0x8Rows][4];
 };
 static_assert(sizeof(block_q6_Kx8) == kQ4_0x8Rows * sizeof(block_q6_K), "repacking must not change the size");

@@ -38,12 +38,11 @@ constexpr int kRowsAtOnce = 1;
 void q6_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* dst) {
     interleave_blocks<block_q6_K>(w, w_stride, rows, n / kQKK, static_cast<block_q6_Kx8*>(dst),
                                   [](block_q6_Kx8& o, const block_q6_K* const* blocks) {
-                                      const uint8_t *ql[kQ4_0x8Rows], *qh[kQ4_0x8Rows], *sc[kQ4_0x8Rows];
+                                      const uint8_t *ql[kQ4_0x8Rows], *qh[kQ4_0x8Rows];
                                       for (int r = 0; r < kQ4_0x8Rows; ++r) {
                                           o.d[r] = blocks[r]->d;
                                           ql[r] = blocks[r]->ql;
                                           qh[r] = blocks[r]->qh;
-                                          sc[r] = reinterpret_cast<const uint8_t*>(blocks[r]->scales);
                                       }
                                       // ggml's chunks, eight rows together, then their bits into the planes
                                       alignas(16) uint32_t lt[kQKK / 8][kQ4_0x8Rows], ht[kQKK / 16][kQ4_0x8Rows];
@@ -63,7 +62,8 @@ void q6_Kx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void* 
                                               }
                                           }
                                       }
-                                      transpose_dwords<kQKK / 64>(sc, reinterpret_cast<uint8_t*>(o.scales));
+                                      for (int g = 0; g < kQKK / 16; ++g)
+                                          for (int r = 0; r < kQ4_0x8Rows; ++r) o.scales[g][r] = blocks[r]->scales[g];
                                   });
 }
 
@@ -79,7 +79,7 @@ void q6_Kx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void*
                     const auto plane = [&](int p) { return static_cast<int>(x[b].q[8 * h + cc][p][r][i]); };
                     const int level = q < 2 ? plane(q) & 0x3f
                                             : (q == 2 ? plane(2) & 0xF : plane(2) >> 4) | (plane(q - 2) >> 6) << 4;
-                    isum += x[b].scales[e / 64][r][e / 16 % 4] * (level - 32) * y[b].qs[e];
+                    isum += x[b].scales[e / 16][r] * (level - 32) * y[b].qs[e];
                 }
                 acc = std::fma(y[b].d * fp16_to_f32(x[b].d[r]), static_cast<float>(isum), acc);
             }
