@@ -252,10 +252,13 @@ void iq4_xsx8_pack(const void* w, size_t w_stride, int64_t rows, int64_t n, void
 void iq4_xsx8_gemm_scalar(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
                           size_t c_stride);
 
-// AMX (x86/amx_q8_0.cpp, x86-64 builds only): whether this CPU and OS let pocket use the int8 tiles (POCKET_AMX=0
-// says no), and Q8_0's GEMM on them for m a multiple of 16 (the AVX-512 GEMM calls it).
+// AMX (x86/amx_32.cpp, x86-64 builds only): whether this CPU and OS let pocket use the int8
+// tiles (POCKET_AMX=0 says no), and Q8_0's and Q4_0's GEMMs on them for m a multiple of 16
+// (their AVX-512 GEMMs call them).
 bool amx_int8_usable();
 void q8_0x8_gemm_amx(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
+                     size_t c_stride);
+void q4_0x8_gemm_amx(int64_t n, const void* packed, int64_t rows, const void* a, size_t a_stride, int64_t m, float* c,
                      size_t c_stride);
 
 #if defined(POCKET_KERNELS_X86)

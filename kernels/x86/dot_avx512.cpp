@@ -14,20 +14,21 @@ namespace pocket::kernels {
 
 void fill_avx512(IsaTable& t) { fill_x86(t); }
 
-PackedGemmFn q4_0x8_gemm_avx512() { return q4_0x8_gemm; }
+// With AMX (x86/amx_32.cpp), whole sixteens of columns go through tiles, the rest here.
+template <PackedGemmFn Tiles, PackedGemmFn Zmm>
+void amx_then_zmm(int64_t n, const void* packed, int64_t rows, const void* va, size_t as, int64_t m, float* c, size_t cs) {
+    const int64_t m16 = m / 16 * 16;
+    if (m16 > 0) Tiles(n, packed, rows, va, as, m16, c, cs);
+    if (m > m16)
+        Zmm(n, packed, rows, static_cast<const uint8_t*>(va) + as * static_cast<size_t>(m16), as, m - m16,
+            c + cs * static_cast<size_t>(m16), cs);
+}
+
+PackedGemmFn q4_0x8_gemm_avx512() { return amx_int8_usable() ? amx_then_zmm<q4_0x8_gemm_amx, q4_0x8_gemm> : q4_0x8_gemm; }
 PackedGemmFn q4_Kx8_gemm_avx512() { return q4_Kx8_gemm; }
 PackedGemmFn q5_Kx8_gemm_avx512() { return q5_Kx8_gemm; }
 PackedGemmFn q6_Kx8_gemm_avx512() { return q6_Kx8_gemm; }
-// With AMX (x86/amx_q8_0.cpp), whole sixteens of columns go through tiles, the rest here.
-void q8_0x8_gemm_amx_then_zmm(int64_t n, const void* packed, int64_t rows, const void* va, size_t as, int64_t m, float* c,
-                              size_t cs) {
-    const int64_t m16 = m / 16 * 16;
-    if (m16 > 0) q8_0x8_gemm_amx(n, packed, rows, va, as, m16, c, cs);
-    if (m > m16)
-        q8_0x8_gemm(n, packed, rows, static_cast<const uint8_t*>(va) + as * static_cast<size_t>(m16), as, m - m16,
-                    c + cs * static_cast<size_t>(m16), cs);
-}
-PackedGemmFn q8_0x8_gemm_avx512() { return amx_int8_usable() ? q8_0x8_gemm_amx_then_zmm : q8_0x8_gemm; }
+PackedGemmFn q8_0x8_gemm_avx512() { return amx_int8_usable() ? amx_then_zmm<q8_0x8_gemm_amx, q8_0x8_gemm> : q8_0x8_gemm; }
 PackedGemmFn iq4_xsx8_gemm_avx512() { return iq4_xsx8_gemm; }
 PackedGemmFn q2_Kx8_gemm_avx512() { return q2_Kx8_gemm; }
 PackedGemmFn q3_Kx8_gemm_avx512() { return q3_Kx8_gemm; }

@@ -1,7 +1,8 @@
-// Q8_0's repacked GEMM on AMX tiles (Xeons since Sapphire Rapids), sixteen rows x sixteen
-// columns per tile multiply of one block. B is sixteen rows' qs with row k of the tile holding
-// each row's bytes 4k..4k+3: two 8-row records' qs (qs[k][r], signed) side by side, copied
-// once per pair of records into a 16-row buffer that every column passes over. A is sixteen
+// The repacked GEMMs of the 32-element block types (Q8_0, Q4_0) on AMX tiles (Xeons since
+// Sapphire Rapids), sixteen rows x sixteen columns per tile multiply of one block. B is
+// sixteen rows' levels as signed bytes with row k of the tile holding each row's elements
+// 4k..4k+3: two 8-row records side by side (Q8_0's qs[k][r] as they are, Q4_0's nibbles
+// less 8), made once per pair of records into a 16-row buffer that every column passes over. A is sixteen
 // activation rows' qs of block b, one tile row per column at the activations' stride. So
 // TDPBSSD gives the exact integer dots of 16 columns x 16 rows of one block; the float steps
 // then run in zmm registers (one per column, its 16 rows in the lanes) in dot_order.hpp's
@@ -64,17 +65,41 @@ struct alignas(64) Rows16 {
     int8_t qs[kQK / 4][kTile][4];
 };
 
-// Records x0, x1 (x1 null: rows 8-15 zero) into nb Rows16.
+// The two records' scales, rows 0-7 then 8-15 (x1 null: zero).
+template <class Record>
+void gather_scales(const Record& x0, const Record* x1, Rows16& o) {
+    const __m128i d0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x0.d));
+    const __m128i d1 = x1 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(x1->d)) : _mm_setzero_si128();
+    _mm512_store_ps(o.d, _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(d0), d1, 1)));
+}
+
+// Q8_0 records x0, x1 (x1 null: rows 8-15 zero) into nb Rows16.
 void gather_rows16(int64_t nb, const block_q8_0x8* x0, const block_q8_0x8* x1, Rows16* out) {
     for (int64_t b = 0; b < nb; ++b) {
         Rows16& o = out[b];
-        const __m128i d0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x0[b].d));
-        const __m128i d1 = x1 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(x1[b].d)) : _mm_setzero_si128();
-        _mm512_store_ps(o.d, _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(d0), d1, 1)));
+        gather_scales(x0[b], x1 ? x1 + b : nullptr, o);
         for (int k = 0; k < kQK / 4; ++k) {
             std::memcpy(o.qs[k], x0[b].qs[k], sizeof x0[b].qs[k]);
             if (x1) std::memcpy(o.qs[k][kQ4_0x8Rows], x1[b].qs[k], sizeof x1[b].qs[k]);
             else std::memset(o.qs[k][kQ4_0x8Rows], 0, sizeof x0[b].qs[k]);
+        }
+    }
+}
+
+// Q4_0 records likewise: chunk k's low nibbles are elements 4k.. (tile row k), its high
+// nibbles elements 16 + 4k.. (tile row 4 + k), each less 8.
+void gather_rows16(int64_t nb, const block_q4_0x8* x0, const block_q4_0x8* x1, Rows16* out) {
+    const __m512i low = _mm512_set1_epi8(0x0F), eight = _mm512_set1_epi8(8);
+    for (int64_t b = 0; b < nb; ++b) {
+        Rows16& o = out[b];
+        gather_scales(x0[b], x1 ? x1 + b : nullptr, o);
+        for (int k = 0; k < kQK / 8; ++k) {
+            const __m256i q0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x0[b].qs[k]));
+            // rows 8-15 of a lone record: nibbles 8, levels 0
+            const __m256i q1 = x1 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x1[b].qs[k])) : _mm256_set1_epi8(0x88);
+            const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
+            _mm512_store_si512(o.qs[k], _mm512_sub_epi8(_mm512_and_si512(q, low), eight));
+            _mm512_store_si512(o.qs[4 + k], _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(q, 4), low), eight));
         }
     }
 }
@@ -159,9 +184,12 @@ bool amx_int8_usable() {
     return usable;
 }
 
-void q8_0x8_gemm_amx(int64_t n, const void* packed, int64_t rows, const void* va, size_t as, int64_t m, float* c, size_t cs) {
+namespace {
+
+template <class Record>
+void gemm_amx(int64_t n, const void* packed, int64_t rows, const void* va, size_t as, int64_t m, float* c, size_t cs) {
     const int64_t nb = n / kQK, groups = rows / kQ4_0x8Rows, chunks = m / kTile;
-    const auto* p = static_cast<const block_q8_0x8*>(packed);
+    const auto* p = static_cast<const Record*>(packed);
     const auto* a = static_cast<const uint8_t*>(va);
     // Every column's block scales as floats, 16 columns of a block together.
     thread_local std::vector<float> dy;
@@ -193,6 +221,15 @@ void q8_0x8_gemm_amx(int64_t n, const void* packed, int64_t rows, const void* va
         }
     }
     _tile_release();  // the tile state back to its initial, cheap-to-save state
+}
+
+}  // namespace
+
+void q8_0x8_gemm_amx(int64_t n, const void* packed, int64_t rows, const void* a, size_t as, int64_t m, float* c, size_t cs) {
+    gemm_amx<block_q8_0x8>(n, packed, rows, a, as, m, c, cs);
+}
+void q4_0x8_gemm_amx(int64_t n, const void* packed, int64_t rows, const void* a, size_t as, int64_t m, float* c, size_t cs) {
+    gemm_amx<block_q4_0x8>(n, packed, rows, a, as, m, c, cs);
 }
 
 #undef POCKET_TILE_C
