@@ -186,37 +186,60 @@ bool amx_int8_usable() {
 
 namespace {
 
+// The activations as tiles: every column's blocks (Columns16, 16 columns of a block
+// together) and block scales as floats (16 columns of a block together), for m a multiple of
+// 16. Worked out once per thread while a SameActivations scope vouches for the same rows
+// (mul_mat's chunks of rows: 8 per thread, each a call), else afresh.
+struct ColumnTiles {
+    const Columns16* x;
+    const float* dy;
+};
+ColumnTiles column_tiles(const uint8_t* a, size_t as, int64_t m, int64_t nb) {
+    thread_local std::vector<Columns16> x;
+    thread_local std::vector<float> dy;
+    struct Key {
+        const uint8_t* a;
+        size_t as;
+        int64_t m, nb;
+        uint64_t scope;
+    };
+    thread_local Key key{};
+    const uint64_t scope = same_activations_scope();
+    if (scope != 0 && key.scope == scope && key.a == a && key.as == as && key.m == m && key.nb == nb) return {x.data(), dy.data()};
+    key = {a, as, m, nb, scope};
+    const int64_t chunks = m / kTile;
+    x.resize(static_cast<size_t>(chunks * nb));
+    dy.resize(static_cast<size_t>(chunks * nb * kTile));
+    for (int64_t k = 0; k < chunks; ++k) {
+        gather_columns16(nb, a + as * static_cast<size_t>(k * kTile), as, x.data() + k * nb);
+        for (int t = 0; t < kTile; ++t) {
+            const auto* y = reinterpret_cast<const block_q8_0*>(a + as * static_cast<size_t>(k * kTile + t));
+            float* d = dy.data() + k * nb * kTile + t;
+            for (int64_t b = 0; b < nb; ++b) d[kTile * b] = fp16_to_f32(y[b].d);
+        }
+    }
+    return {x.data(), dy.data()};
+}
+
 template <class Record>
 void gemm_amx(int64_t n, const void* packed, int64_t rows, const void* va, size_t as, int64_t m, float* c, size_t cs) {
     const int64_t nb = n / kQK, groups = rows / kQ4_0x8Rows, chunks = m / kTile;
     const auto* p = static_cast<const Record*>(packed);
-    const auto* a = static_cast<const uint8_t*>(va);
-    // Every column's block scales as floats, 16 columns of a block together.
-    thread_local std::vector<float> dy;
-    dy.resize(static_cast<size_t>(chunks * nb * kTile));
-    for (int64_t j = 0; j < chunks * kTile; ++j) {
-        const auto* y = reinterpret_cast<const block_q8_0*>(a + as * static_cast<size_t>(j));
-        float* d = dy.data() + (j / kTile) * nb * kTile + j % kTile;
-        for (int64_t b = 0; b < nb; ++b) d[kTile * b] = fp16_to_f32(y[b].d);
-    }
+    const ColumnTiles cols = column_tiles(static_cast<const uint8_t*>(va), as, m, nb);
     thread_local std::vector<Rows16> w;
     w.resize(static_cast<size_t>(nb));
     configure_tiles();
-    // Columns in blocks whose activations (~512 KiB) stay in L2 while every pair of records
-    // passes over them; a pair's 16-row copy is made again for each block (a small cost
-    // beside the block's tile products).
-    const int64_t block_chunks = std::max<int64_t>(1, static_cast<int64_t>((size_t{512} << 10) / (as * kTile)));
-    thread_local std::vector<Columns16> x;
-    x.resize(static_cast<size_t>(block_chunks * nb));
+    // Columns in blocks (~512 KiB of tiles) that stay in L2 while every pair of records passes
+    // over them; a pair's 16-row copy is made again for each block (a small cost beside the
+    // block's tile products).
+    const int64_t block_chunks = std::max<int64_t>(1, static_cast<int64_t>((size_t{512} << 10) / (sizeof(Columns16) * nb)));
     for (int64_t k0 = 0; k0 < chunks; k0 += block_chunks) {
         const int64_t k1 = std::min(chunks, k0 + block_chunks);
-        for (int64_t k = k0; k < k1; ++k)
-            gather_columns16(nb, a + as * static_cast<size_t>(k * kTile), as, x.data() + (k - k0) * nb);
         for (int64_t g = 0; g < groups; g += 2) {
             const bool pair = g + 1 < groups;
             gather_rows16(nb, p + g * nb, pair ? p + (g + 1) * nb : nullptr, w.data());
             for (int64_t k = k0; k < k1; ++k)
-                rows16_tile(nb, w.data(), x.data() + (k - k0) * nb, dy.data() + k * nb * kTile,
+                rows16_tile(nb, w.data(), cols.x + k * nb, cols.dy + k * nb * kTile,
                             c + cs * static_cast<size_t>(k * kTile) + g * kQ4_0x8Rows, cs, pair ? kTile : kQ4_0x8Rows);
         }
     }

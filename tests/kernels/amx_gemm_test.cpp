@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -58,6 +59,51 @@ TEST_P(AmxGemm, BitwiseEqualToScalarVecDot) {
             }
         }
     }
+}
+
+// The tiles' copy of the activations is kept between the calls of one SameActivations scope
+// (mul_mat's chunks of rows), and only there: the same buffer refilled, outside a scope or in
+// a new one, must give the new rows' results.
+TEST(AmxGemmScope, ActivationsGatheredAgainOutsideAndInEachScope) {
+    if (!amx_int8_usable()) GTEST_SKIP() << "AMX-INT8 is not usable on this CPU or OS (or POCKET_AMX=0)";
+    test::IsaGuard guard;
+    constexpr int64_t kRows = 24, kM = 32, n = 2304;
+    const auto first = test::make_dot_rows(GgmlType::Q8_0, DotCase::gaussian, n, kRows, kM, 5);
+    const auto second = test::make_dot_rows(GgmlType::Q8_0, DotCase::gaussian, n, kRows, kM, 6);
+    set_active_isa(Isa::avx512);
+    const RepackKernels* rk = repack_kernels(GgmlType::Q8_0);
+    std::vector<uint8_t> packed(rk->packed_bytes(kRows, n));
+    rk->pack(first.w.data(), first.w_row_bytes, kRows, n, packed.data());
+    set_active_isa(Isa::scalar);
+    const TypeKernels* k = type_kernels(GgmlType::Q8_0);
+    std::vector<uint8_t> acts = first.a;  // one buffer, refilled between calls
+    const size_t group_bytes = rk->packed_bytes(8, n);
+    auto check = [&](int64_t g0, int64_t g1, const char* when) {
+        const int64_t rows = 8 * (g1 - g0);
+        std::vector<float> out(static_cast<size_t>(rows * kM));
+        q8_0x8_gemm_amx(n, packed.data() + static_cast<size_t>(g0) * group_bytes, rows, acts.data(), first.a_row_bytes, kM,
+                        out.data(), static_cast<size_t>(rows));
+        for (int64_t j = 0; j < kM; ++j)
+            for (int64_t i = 0; i < rows; ++i) {
+                float want;
+                k->vec_dot(n, &want, &first.w[first.w_row_bytes * static_cast<size_t>(8 * g0 + i)],
+                           acts.data() + first.a_row_bytes * static_cast<size_t>(j));
+                const float got = out[static_cast<size_t>(j * rows + i)];
+                ASSERT_EQ(std::memcmp(&got, &want, 4), 0) << when << " (" << i << "," << j << ")";
+            }
+    };
+    auto refill = [&](const std::vector<uint8_t>& from) { std::copy(from.begin(), from.end(), acts.begin()); };
+    check(0, 3, "no scope, first rows");
+    refill(second.a);
+    check(0, 3, "no scope, the buffer refilled");
+    {
+        const SameActivations scope;
+        check(0, 1, "scope, first chunk");
+        check(1, 3, "scope, next chunk");
+    }
+    refill(first.a);
+    const SameActivations next;
+    check(0, 3, "a new scope, the buffer refilled");
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, AmxGemm, ::testing::Combine(::testing::Values(GgmlType::Q8_0, GgmlType::Q4_0), ::testing::ValuesIn(test::kAllDotCases)),
