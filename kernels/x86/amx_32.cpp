@@ -121,39 +121,50 @@ void gather_columns16(int64_t nb, const uint8_t* a, size_t as, Columns16* out) {
 // The 16 rows w[0..nb) against the 16 columns x[0..nb) whose block scales are dy[16 b + j]:
 // c[cs * j + r] for column j and row r < `rows` (8 or 16).
 void rows16_tile(int64_t nb, const Rows16* w, const Columns16* x, const float* dy, float* c, size_t cs, int rows) {
-    // Eight blocks at a time (block b0 + q into lane q): first their tile products, each
-    // stored as soon as it is done, then their float steps on the lanes kept in L1, while the
-    // next eight blocks' lines are fetched. The tile loads wait for their data in order: from
-    // L2 they took longer than the products (41 ns a block; ~9 from L1).
-    alignas(64) int32_t sums[kBlockLanes][kTile][kTile];
-    alignas(64) float lanes[kBlockLanes][kTile][kTile] = {};
-    for (int64_t b0 = 0; b0 < nb; b0 += kBlockLanes) {
-        const int count = static_cast<int>(std::min<int64_t>(kBlockLanes, nb - b0));
-        for (int q = 0; q < count; ++q) {
-            const int64_t b = b0 + q;
-            _tile_loadd(POCKET_TILE_A, x[b].qs, kQK);
-            _tile_loadd(POCKET_TILE_B, w[b].qs, kTile * 4);
-            _tile_zero(POCKET_TILE_C);
-            _tile_dpbssd(POCKET_TILE_C, POCKET_TILE_A, POCKET_TILE_B);
-            _tile_stored(POCKET_TILE_C, sums[q], kTile * 4);
+    // Lane by lane (blocks lane, lane + 8, ...: the 16 columns' sums of that lane in zmm
+    // registers), kBatch blocks at a time: first their tile products, each stored as soon as
+    // it is done, then their float steps, while the next batch's lines are fetched (the tile
+    // loads wait for their data in order: from L2 they took longer than the products).
+    constexpr int kBatch = 8;
+    alignas(64) int32_t sums[kBatch][kTile][kTile];
+    alignas(64) float lanes[kBlockLanes][kTile][kTile];
+    // The batches in order: lane l's blocks l + 8 (kBatch i + q).
+    const int64_t per_lane = (nb + kBlockLanes - 1) / kBlockLanes;
+    const int64_t batches_per_lane = (per_lane + kBatch - 1) / kBatch;
+    auto fetch = [&](int lane, int64_t batch) {
+        for (int q = 0; q < kBatch; ++q) {
+            const int64_t b = lane + kBlockLanes * (kBatch * batch + q);
+            if (b >= nb) break;
+            for (int l = 0; l < static_cast<int>(sizeof(Rows16)); l += 64) _mm_prefetch(reinterpret_cast<const char*>(w + b) + l, _MM_HINT_T0);
+            for (int l = 0; l < static_cast<int>(sizeof(Columns16)); l += 64) _mm_prefetch(reinterpret_cast<const char*>(x + b) + l, _MM_HINT_T0);
         }
-        if (const int64_t next = b0 + kBlockLanes; next < nb) {
-            const int64_t last = std::min(nb, next + kBlockLanes);  // one past
-            const auto* wb = reinterpret_cast<const char*>(w + next);
-            const auto* we = reinterpret_cast<const char*>(w + last);
-            for (const char* l = wb; l < we; l += 64) _mm_prefetch(l, _MM_HINT_T0);
-            for (const char* l = reinterpret_cast<const char*>(x + next); l < reinterpret_cast<const char*>(x + last); l += 64)
-                _mm_prefetch(l, _MM_HINT_T0);
-        }
-        for (int q = 0; q < count; ++q) {
-            const int64_t b = b0 + q;
-            const __m512 dx = _mm512_load_ps(w[b].d);
-            for (int j = 0; j < kTile; ++j) {
-                const __m512 d = _mm512_mul_ps(dx, _mm512_set1_ps(dy[kTile * b + j]));  // dx * dy
-                const __m512 s = _mm512_cvtepi32_ps(_mm512_load_si512(sums[q][j]));
-                _mm512_store_ps(lanes[q][j], _mm512_fmadd_ps(d, s, _mm512_load_ps(lanes[q][j])));
+    };
+    for (int lane = 0; lane < kBlockLanes; ++lane) {
+        __m512 acc[kTile];
+        for (__m512& v : acc) v = _mm512_setzero_ps();
+        for (int64_t batch = 0; batch < batches_per_lane; ++batch) {
+            const int64_t b0 = lane + kBlockLanes * kBatch * batch;
+            int count = 0;
+            for (; count < kBatch && b0 + kBlockLanes * count < nb; ++count) {
+                const int64_t b = b0 + kBlockLanes * count;
+                _tile_loadd(POCKET_TILE_A, x[b].qs, kQK);
+                _tile_loadd(POCKET_TILE_B, w[b].qs, kTile * 4);
+                _tile_zero(POCKET_TILE_C);
+                _tile_dpbssd(POCKET_TILE_C, POCKET_TILE_A, POCKET_TILE_B);
+                _tile_stored(POCKET_TILE_C, sums[count], kTile * 4);
+            }
+            if (batch + 1 < batches_per_lane) fetch(lane, batch + 1);
+            else if (lane + 1 < kBlockLanes) fetch(lane + 1, 0);
+            for (int q = 0; q < count; ++q) {
+                const int64_t b = b0 + kBlockLanes * q;
+                const __m512 dx = _mm512_load_ps(w[b].d);
+                for (int j = 0; j < kTile; ++j) {
+                    const __m512 d = _mm512_mul_ps(dx, _mm512_set1_ps(dy[kTile * b + j]));  // dx * dy
+                    acc[j] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(_mm512_load_si512(sums[q][j])), acc[j]);
+                }
             }
         }
+        for (int j = 0; j < kTile; ++j) _mm512_store_ps(lanes[lane][j], acc[j]);
     }
     for (int j = 0; j < kTile; ++j) {
         __m512 l[kBlockLanes];
