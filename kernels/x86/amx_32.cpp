@@ -1,14 +1,14 @@
 // The repacked GEMMs of the 32-element block types (Q8_0, Q4_0) on AMX tiles (Xeons since
 // Sapphire Rapids), sixteen rows x sixteen columns per tile multiply of one block. B is
-// sixteen rows' levels as signed bytes with row k of the tile holding each row's elements
-// 4k..4k+3: two 8-row records side by side (Q8_0's qs[k][r] as they are, Q4_0's nibbles
-// less 8), made once per pair of records into a 16-row buffer that every column passes over. A is sixteen
-// activation rows' qs of block b, one tile row per column at the activations' stride. So
-// TDPBSSD gives the exact integer dots of 16 columns x 16 rows of one block; the float steps
-// then run in zmm registers (one per column, its 16 rows in the lanes) in dot_order.hpp's
-// order: block b into lane b % 8, lane by lane, so that two blocks' sums never share a
-// register; fold 4, 2, 1. The bits of the scalar GEMM. The caller takes the columns past the
-// last sixteen (the zmm GEMM).
+// sixteen rows' levels as signed bytes, row k of the tile holding each row's elements
+// 4k..4k+3: two 8-row records side by side (Q8_0's qs[k][r] as they are, Q4_0's nibbles less
+// 8), made once per pair of records into a 16-row buffer that every column passes over. A is
+// sixteen activation rows' qs of block b, one tile row per column, gathered contiguous once
+// per SameActivations scope. So TDPBSSD gives the exact integer dots of 16 columns x 16 rows
+// of one block; the float steps then run in zmm registers (one per column, its 16 rows in the
+// lanes) in dot_order.hpp's order: block b into lane b % 8, lane by lane, so that two blocks'
+// sums never share a register; fold 4, 2, 1. The bits of the scalar GEMM. The caller takes
+// the columns past the last sixteen (the zmm GEMM).
 //
 // The tile unit stores a 16-row C tile in about the time of a multiply (~4.5 ns here), and the
 // sums must go through memory to reach the vector registers: 8-row tiles (one record as B)
