@@ -89,6 +89,21 @@ public:
 // The live SameActivations' number on this thread (0: none); never the same twice.
 uint64_t same_activations_scope();
 
+// Which activation rows (pointer, stride, count, blocks per row) a GEMM's saved derivation came
+// from (one per GEMM and thread): reuse() says whether it may be reused for these rows (the
+// same rows, inside the same live scope); when not, it records them as the new source and the
+// caller derives afresh.
+class DerivedActivations {
+public:
+    bool reuse(const void* a, size_t a_stride, int64_t m, int64_t blocks);
+
+private:
+    const void* a_ = nullptr;
+    size_t a_stride_ = 0;
+    int64_t m_ = 0, blocks_ = 0;
+    uint64_t scope_ = 0;
+};
+
 // The repacking of a weight type for the active ISA; null when the type has none (today: Q4_0,
 // Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS have one). On the scalar and NEON ISAs its gemm is
 // the scalar reference: the CPU device repacks only on the x86 SIMD ISAs (cpu_device.cpp).

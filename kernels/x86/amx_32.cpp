@@ -96,7 +96,7 @@ void gather_rows16(int64_t nb, const block_q4_0x8* x0, const block_q4_0x8* x1, R
         for (int k = 0; k < kQK / 8; ++k) {
             const __m256i q0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x0[b].qs[k]));
             // rows 8-15 of a lone record: nibbles 8, levels 0
-            const __m256i q1 = x1 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x1[b].qs[k])) : _mm256_set1_epi8(0x88);
+            const __m256i q1 = x1 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x1[b].qs[k])) : _mm256_set1_epi8(static_cast<char>(0x88));
             const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
             _mm512_store_si512(o.qs[k], _mm512_sub_epi8(_mm512_and_si512(q, low), eight));
             _mm512_store_si512(o.qs[4 + k], _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(q, 4), low), eight));
@@ -208,16 +208,8 @@ struct ColumnTiles {
 ColumnTiles column_tiles(const uint8_t* a, size_t as, int64_t m, int64_t nb) {
     thread_local std::vector<Columns16> x;
     thread_local std::vector<float> dy;
-    struct Key {
-        const uint8_t* a;
-        size_t as;
-        int64_t m, nb;
-        uint64_t scope;
-    };
-    thread_local Key key{};
-    const uint64_t scope = same_activations_scope();
-    if (scope != 0 && key.scope == scope && key.a == a && key.as == as && key.m == m && key.nb == nb) return {x.data(), dy.data()};
-    key = {a, as, m, nb, scope};
+    thread_local DerivedActivations derived;
+    if (derived.reuse(a, as, m, nb)) return {x.data(), dy.data()};
     const int64_t chunks = m / kTile;
     x.resize(static_cast<size_t>(chunks * nb));
     dy.resize(static_cast<size_t>(chunks * nb * kTile));

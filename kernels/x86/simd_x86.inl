@@ -1393,18 +1393,8 @@ void packed32_gemm(int64_t n, const void* packed, int64_t rows, const void* va, 
     thread_local std::vector<ActBlock> infos;
     thread_local std::vector<const block_q8_0*> ys;
     thread_local std::vector<const ActBlock*> info;
-    struct Derived {
-        const void* a;
-        size_t as;
-        int64_t m, nb;
-        uint64_t scope;
-    };
-    thread_local Derived derived{};
-    const uint64_t scope = same_activations_scope();
-    const bool same = scope != 0 && derived.scope == scope && derived.a == va && derived.as == as && derived.m == m &&
-                      derived.nb == nb;
-    if (!same) {
-        derived = {va, as, m, nb, scope};
+    thread_local DerivedActivations derived;
+    if (!derived.reuse(va, as, m, nb)) {
         if (infos.size() < static_cast<size_t>(m * nb)) infos.resize(static_cast<size_t>(m * nb));
         if (ys.size() < static_cast<size_t>(m)) ys.resize(static_cast<size_t>(m)), info.resize(static_cast<size_t>(m));
         for (int64_t j = 0; j < m; ++j) {

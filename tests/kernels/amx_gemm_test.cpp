@@ -41,13 +41,8 @@ TEST_P(AmxGemm, BitwiseEqualToScalarVecDot) {
         for (int64_t m : {16, 32, 128, 17, 37, 133}) {
             const size_t cs = kRows + 3;
             std::vector<float> out(cs * static_cast<size_t>(m), -7.f);
-            if (m % 16 == 0) {
-                tiles(n, packed.data(), kRows, d.a.data(), d.a_row_bytes, m, out.data(), cs);
-            } else {
-                set_active_isa(Isa::avx512);
-                repack_kernels(type)->gemm(n, packed.data(), kRows, d.a.data(), d.a_row_bytes, m, out.data(), cs);
-                set_active_isa(Isa::scalar);
-            }
+            // rk->gemm: the AVX-512 entry, AMX for the sixteens and zmm for the rest
+            (m % 16 == 0 ? tiles : rk->gemm)(n, packed.data(), kRows, d.a.data(), d.a_row_bytes, m, out.data(), cs);
             for (int64_t j = 0; j < m; ++j) {
                 for (int64_t i = 0; i < kRows; ++i) {
                     float want;
